@@ -1,0 +1,122 @@
+package io.github.fdbcoord.embedded;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+
+/**
+ * How an {@link EmbeddedDatabase} is opened. Immutable; build with {@link #builder()}.
+ *
+ * <p>Defaults: in memory (no data directory), no injected latency, a private daemon thread pool
+ * as the transactions' default executor.
+ */
+public final class EmbeddedOptions {
+  private final Path dataDirectory;
+  private final Duration readLatency;
+  private final Duration commitLatency;
+  private final Executor executor;
+  private final long compactAfterLogBytes;
+
+  private EmbeddedOptions(Builder b) {
+    this.dataDirectory = b.dataDirectory;
+    this.readLatency = b.readLatency;
+    this.commitLatency = b.commitLatency;
+    this.executor = b.executor;
+    this.compactAfterLogBytes = b.compactAfterLogBytes;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** In memory, no latency, default executor. */
+  public static EmbeddedOptions inMemory() {
+    return builder().build();
+  }
+
+  /** Durable in {@code dir}: a commit is acknowledged once it is fsynced there. */
+  public static EmbeddedOptions durable(Path dir) {
+    return builder().dataDirectory(dir).build();
+  }
+
+  /** The data directory, or null when the engine runs in memory. */
+  public Path dataDirectory() {
+    return dataDirectory;
+  }
+
+  /** Delay added to every read that goes to storage (get, getKey, each range batch, read version). */
+  public Duration readLatency() {
+    return readLatency;
+  }
+
+  /** Delay added to every commit, before it is resolved. */
+  public Duration commitLatency() {
+    return commitLatency;
+  }
+
+  /** The default executor of transactions, or null for the engine's own daemon pool. */
+  public Executor executor() {
+    return executor;
+  }
+
+  /** The commit log is compacted into a snapshot once it grows past this many bytes. */
+  public long compactAfterLogBytes() {
+    return compactAfterLogBytes;
+  }
+
+  public static final class Builder {
+    private Path dataDirectory;
+    private Duration readLatency = Duration.ZERO;
+    private Duration commitLatency = Duration.ZERO;
+    private Executor executor;
+    private long compactAfterLogBytes = 256L << 20;
+
+    private Builder() {}
+
+    public Builder dataDirectory(Path dir) {
+      this.dataDirectory = dir;
+      return this;
+    }
+
+    /** Same delay for reads and commits, as a network round trip to a cluster would add. */
+    public Builder latency(Duration latency) {
+      return readLatency(latency).commitLatency(latency);
+    }
+
+    public Builder readLatency(Duration latency) {
+      this.readLatency = requireNonNegative(latency, "readLatency");
+      return this;
+    }
+
+    public Builder commitLatency(Duration latency) {
+      this.commitLatency = requireNonNegative(latency, "commitLatency");
+      return this;
+    }
+
+    public Builder executor(Executor executor) {
+      this.executor = executor;
+      return this;
+    }
+
+    public Builder compactAfterLogBytes(long bytes) {
+      if (bytes <= 0) {
+        throw new IllegalArgumentException("compactAfterLogBytes must be positive, got " + bytes);
+      }
+      this.compactAfterLogBytes = bytes;
+      return this;
+    }
+
+    public EmbeddedOptions build() {
+      return new EmbeddedOptions(this);
+    }
+
+    private static Duration requireNonNegative(Duration d, String name) {
+      Objects.requireNonNull(d, name);
+      if (d.isNegative()) {
+        throw new IllegalArgumentException(name + " must not be negative, got " + d);
+      }
+      return d;
+    }
+  }
+}
