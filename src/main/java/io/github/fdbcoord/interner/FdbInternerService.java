@@ -15,6 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -28,6 +29,10 @@ final class FdbInternerService implements InternerService {
   private final DirectoryLayer directory;
   private final InternerCache cache;
   private final AtomicLong incarnations = new AtomicLong();
+  /** Attempts of intern transactions, retries included; tests compare it with calls to see conflicts happen. */
+  final LongAdder internAttempts = new LongAdder();
+  /** Intern transactions started (one per call with cache misses). */
+  final LongAdder internTransactions = new LongAdder();
   private final ConcurrentHashMap<String, CompletableFuture<StringInterner>> handles = new ConcurrentHashMap<>();
 
   FdbInternerService(Database db, InternerOptions options) {

@@ -74,6 +74,7 @@ final class FdbStringInterner implements StringInterner {
         return CompletableFuture.completedFuture(boxed(ids));
       }
       List<String> toIntern = new ArrayList<>(misses);
+      service.internTransactions.increment();
       return service.run(tr -> internInTransaction(tr, toIntern))
           .thenApply(this::remember)
           .thenApply(assigned -> fillIds(strings, ids, assigned));
@@ -98,6 +99,7 @@ final class FdbStringInterner implements StringInterner {
    * conflict, and when something is new it saves a round trip.
    */
   private CompletableFuture<Map<String, Long>> internInTransaction(Transaction tr, List<String> strings) {
+    service.internAttempts.increment();
     CompletableFuture<Integer> meta = InternerSchema.readMeta(tr, schema.namespace());
     Allocation allocation = new Allocation(tr, options.sequencePicker().pick(schema.sequenceBits()));
     List<CompletableFuture<Long>> existing = new ArrayList<>(strings.size());
