@@ -153,6 +153,12 @@ final class FdbInternerService implements InternerService {
         new InternerSchema(meta.subspace(), meta.sequenceBits()));
   }
 
+  /** A handle of this service on a namespace another service opened; lets tests vary options per call. */
+  StringInterner newHandleForTest(StringInterner opened) {
+    FdbStringInterner other = (FdbStringInterner) opened;
+    return new FdbStringInterner(this, other.namespace(), incarnations.incrementAndGet(), other.schema());
+  }
+
   private record OpenedNamespace(DirectorySubspace subspace, int sequenceBits) {}
 
   private static <T> CompletableFuture<T> notFound(String name) {

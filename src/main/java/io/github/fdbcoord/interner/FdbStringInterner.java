@@ -62,10 +62,9 @@ final class FdbStringInterner implements StringInterner {
       long[] ids = new long[strings.size()];
       LinkedHashSet<String> misses = new LinkedHashSet<>();
       for (int i = 0; i < ids.length; i++) {
-        String s = checkString(strings, i);
-        Long cached = cache.id(incarnation, s);
+        Long cached = cache.id(incarnation, checkNotNull(strings, i));
         if (cached == null) {
-          misses.add(s);
+          misses.add(checkString(strings, i));
         } else {
           ids[i] = cached;
         }
@@ -85,8 +84,7 @@ final class FdbStringInterner implements StringInterner {
   public CompletableFuture<Long> intern(String string) {
     return guard(() -> {
       List<String> one = Collections.singletonList(string);
-      String s = checkString(one, 0);
-      Long cached = cache.id(incarnation, s);
+      Long cached = cache.id(incarnation, checkNotNull(one, 0));
       return cached != null ? CompletableFuture.completedFuture(cached) : intern(one).thenApply(ids -> ids.get(0));
     });
   }
@@ -315,10 +313,9 @@ final class FdbStringInterner implements StringInterner {
       Long[] ids = new Long[strings.size()];
       LinkedHashSet<String> misses = new LinkedHashSet<>();
       for (int i = 0; i < ids.length; i++) {
-        String s = checkString(strings, i);
-        ids[i] = cache.id(incarnation, s);
+        ids[i] = cache.id(incarnation, checkNotNull(strings, i));
         if (ids[i] == null) {
-          misses.add(s);
+          misses.add(checkString(strings, i));
         }
       }
       if (misses.isEmpty()) {
@@ -340,8 +337,7 @@ final class FdbStringInterner implements StringInterner {
   public CompletableFuture<OptionalLong> resolve(String string) {
     return guard(() -> {
       List<String> one = Collections.singletonList(string);
-      String s = checkString(one, 0);
-      Long cached = cache.id(incarnation, s);
+      Long cached = cache.id(incarnation, checkNotNull(one, 0));
       return cached != null
           ? CompletableFuture.completedFuture(OptionalLong.of(cached))
           : resolve(one).thenApply(l -> l.get(0));
@@ -378,11 +374,17 @@ final class FdbStringInterner implements StringInterner {
     }
   }
 
-  private String checkString(List<String> strings, int index) {
+  private static String checkNotNull(List<String> strings, int index) {
     String s = strings.get(index);
     if (s == null) {
       throw InternerException.badRequest("string at index " + index + " is null");
     }
+    return s;
+  }
+
+  /** Full check of a string that missed the cache (a cached string passed it already). */
+  private String checkString(List<String> strings, int index) {
+    String s = checkNotNull(strings, index);
     int keyLength = schema.forwardKeyLength(s);
     if (keyLength < 0) {
       throw InternerException.badRequest("string at index " + index

@@ -68,6 +68,10 @@ public final class InternerBenchmark {
           .cacheMaxBytes(512L << 20).build());
       StringInterner interner = service.open("bench").get();
 
+      Result raw = rawEngineBaseline(db, interner);
+      print(label, "baseline: raw engine transactions doing the same reads and writes, strings/s", raw.perSecond(),
+          String.format(" (mean batch latency %.1f ms)", raw.meanLatencyMs()));
+
       Result interned = newStrings(interner);
       print(label, "new strings/s (" + CLIENTS + " clients, batches of " + BATCH + ")", interned.perSecond(),
           String.format(" (%d strings, mean batch latency %.1f ms)", interned.count, interned.meanLatencyMs()));
@@ -143,6 +147,50 @@ public final class InternerBenchmark {
       }
       return interner.intern(batch);
     }, BATCH);
+  }
+
+  /**
+   * What the engine alone costs for one intern batch, with no layer code: one transaction reading 100
+   * absent keys, a metadata key and a counter, then writing 100 forward records, 100 reverse records and
+   * the counter. The gap between this and {@link #newStrings} is the layer's own overhead.
+   */
+  private static Result rawEngineBaseline(Database db, StringInterner interner) throws Exception {
+    com.apple.foundationdb.subspace.Subspace space = new com.apple.foundationdb.subspace.Subspace(
+        com.apple.foundationdb.tuple.Tuple.from("bench-raw", UUID.randomUUID().toString()));
+    AtomicLong[] next = new AtomicLong[CLIENTS];
+    for (int c = 0; c < CLIENTS; c++) {
+      next[c] = new AtomicLong();
+    }
+    try {
+      return concurrentClients(c -> db.runAsync(tr -> {
+        long first = next[c].getAndAdd(BATCH);
+        List<CompletableFuture<byte[]>> reads = new ArrayList<>(BATCH + 2);
+        List<byte[]> keys = new ArrayList<>(BATCH);
+        for (int i = 0; i < BATCH; i++) {
+          byte[] key = space.pack(com.apple.foundationdb.tuple.Tuple.from(1L, name(c, first + i)));
+          keys.add(key);
+          reads.add(tr.get(key));
+        }
+        byte[] counterKey = space.pack(com.apple.foundationdb.tuple.Tuple.from(3L, (long) c));
+        reads.add(tr.get(space.pack(com.apple.foundationdb.tuple.Tuple.from(0L))));
+        reads.add(tr.get(counterKey));
+        return CompletableFuture.allOf(reads.toArray(new CompletableFuture<?>[0])).thenApply(v -> {
+          for (int i = 0; i < BATCH; i++) {
+            long id = ((long) c << 48) | (first + i);
+            tr.set(keys.get(i), java.nio.ByteBuffer.allocate(8).putLong(id).array());
+            tr.set(space.pack(com.apple.foundationdb.tuple.Tuple.from(2L, id)),
+                name(c, first + i).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+          }
+          tr.set(counterKey, java.nio.ByteBuffer.allocate(8).putLong(first + BATCH).array());
+          return null;
+        });
+      }, executor), BATCH);
+    } finally {
+      db.run(tr -> {
+        tr.clear(space.range());
+        return null;
+      });
+    }
   }
 
   private static Result concurrent(java.util.function.Supplier<CompletableFuture<?>> call, int perCall) throws Exception {

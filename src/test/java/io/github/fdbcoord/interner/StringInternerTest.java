@@ -259,6 +259,22 @@ class StringInternerTest {
   }
 
   @Test
+  void slowStoreTimesOut() {
+    try (Database slow = EmbeddedDatabase.open(io.github.fdbcoord.embedded.EmbeddedOptions.builder()
+        .latency(java.time.Duration.ofMillis(100)).build())) {
+      List<String> slowRoot = InternerTestSupport.randomRoot();
+      StringInterner i = await(InternerService.create(slow, InternerOptions.builder().rootPath(slowRoot).build()).open("t"));
+      InternerService hasty = InternerService.create(slow, InternerOptions.builder().rootPath(slowRoot)
+          .transactionTimeout(java.time.Duration.ofMillis(50)).build());
+      StringInterner h = ((FdbInternerService) hasty).newHandleForTest(i);
+      InternerException e = failure(h.intern("late"), InternerException.Kind.TIMEOUT);
+      assertEquals(io.github.fdbcoord.fdb.FdbErrors.TRANSACTION_TIMED_OUT, e.fdbCode());
+      assertEquals(OptionalLong.empty(), await(i.resolve("late")), "a timed-out intern wrote nothing");
+      InternerTestSupport.removeRoot(slow, slowRoot);
+    }
+  }
+
+  @Test
   void listingWithoutNamespaces() {
     InternerService empty = InternerService.create(db, InternerOptions.builder().rootPath(InternerTestSupport.randomRoot()).build());
     assertEquals(List.of(), await(empty.listNamespaces()));
