@@ -46,8 +46,8 @@ public final class InternerBenchmark {
     String modes = System.getProperty("bench.modes", "memory,latency");
     System.out.printf("InternerBenchmark: %d clients, batches of %d, %d s measured after %d s warm-up, %d cores, JDK %s%n",
         CLIENTS, BATCH, SECONDS, WARMUP, Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"));
-    System.out.println("| engine | figure | result |");
-    System.out.println("|---|---|---|");
+    System.out.println("| engine | figure | per second | per CPU-second of this process | notes");
+    System.out.println("|---|---|---|---|---|");
     for (String mode : modes.split(",")) {
       EmbeddedOptions options = mode.equals("latency")
           ? EmbeddedOptions.builder().latency(Duration.ofMillis(LATENCY_MS)).build()
@@ -69,12 +69,12 @@ public final class InternerBenchmark {
       StringInterner interner = service.open("bench").get();
 
       Result raw = rawEngineBaseline(db, interner);
-      print(label, "baseline: raw engine transactions doing the same reads and writes, strings/s", raw.perSecond(),
-          String.format(" (mean batch latency %.1f ms)", raw.meanLatencyMs()));
+      print(label, "baseline: raw engine transactions doing the same reads and writes, strings/s", raw,
+          String.format(" mean batch latency %.1f ms |", raw.meanLatencyMs()));
 
       Result interned = newStrings(interner);
-      print(label, "new strings/s (" + CLIENTS + " clients, batches of " + BATCH + ")", interned.perSecond(),
-          String.format(" (%d strings, mean batch latency %.1f ms)", interned.count, interned.meanLatencyMs()));
+      print(label, "new strings/s (" + CLIENTS + " clients, batches of " + BATCH + ")", interned,
+          String.format(" %d strings, mean batch latency %.1f ms |", interned.count, interned.meanLatencyMs()));
 
       // Ids to look up: a sample of what was interned, cached in the service above.
       List<String> sample = new ArrayList<>();
@@ -89,22 +89,22 @@ public final class InternerBenchmark {
       String[] strArray = sample.toArray(new String[0]);
 
       print(label, "cached lookups/s, id -> string (" + CACHED_THREADS + " threads)",
-          cached(() -> interner.lookup(idArray[ThreadLocalRandom.current().nextInt(idArray.length)]).join()), "");
+          cached(() -> interner.lookup(idArray[ThreadLocalRandom.current().nextInt(idArray.length)]).join()), " |");
       print(label, "cached lookups/s, string -> id (" + CACHED_THREADS + " threads)",
-          cached(() -> interner.resolve(strArray[ThreadLocalRandom.current().nextInt(strArray.length)]).join()), "");
+          cached(() -> interner.resolve(strArray[ThreadLocalRandom.current().nextInt(strArray.length)]).join()), " |");
 
       InternerService uncachedService = InternerService.create(db, InternerOptions.builder().rootPath(root)
           .cacheMaxBytes(0).build());
       StringInterner uncached = uncachedService.open("bench").get();
       Result single = concurrent(() -> uncached.lookup(idArray[ThreadLocalRandom.current().nextInt(idArray.length)]), 1);
-      print(label, "uncached lookups/s, id -> string, 1 id per call (" + CLIENTS + " clients)", single.perSecond(),
-          String.format(" (mean latency %.2f ms)", single.meanLatencyMs()));
+      print(label, "uncached lookups/s, id -> string, 1 id per call (" + CLIENTS + " clients)", single,
+          String.format(" mean latency %.2f ms |", single.meanLatencyMs()));
       Result singleResolve = concurrent(() -> uncached.resolve(strArray[ThreadLocalRandom.current().nextInt(strArray.length)]), 1);
-      print(label, "uncached lookups/s, string -> id, 1 string per call (" + CLIENTS + " clients)", singleResolve.perSecond(),
-          String.format(" (mean latency %.2f ms)", singleResolve.meanLatencyMs()));
+      print(label, "uncached lookups/s, string -> id, 1 string per call (" + CLIENTS + " clients)", singleResolve,
+          String.format(" mean latency %.2f ms |", singleResolve.meanLatencyMs()));
       Result batched = concurrent(() -> uncached.lookup(randomIds(idArray, BATCH)), BATCH);
       print(label, "uncached lookups/s, id -> string, " + BATCH + " ids per call (" + CLIENTS + " clients)",
-          batched.perSecond(), String.format(" (mean call latency %.2f ms)", batched.meanLatencyMs()));
+          batched, String.format(" mean call latency %.2f ms |", batched.meanLatencyMs()));
     } finally {
       DirectoryLayer.getDefault().removeIfExists(db, root).get();
     }
@@ -124,9 +124,14 @@ public final class InternerBenchmark {
     return "at://did:plc:client" + client + "/app.bsky.feed.post/" + n;
   }
 
-  private record Result(long count, long calls, long nanos, long latencyNanos) {
+  private record Result(long count, long calls, long nanos, long latencyNanos, long cpuNanos) {
     double perSecond() {
       return count * 1e9 / nanos;
+    }
+
+    /** Throughput per second of this process's CPU time: what one dedicated core would do. */
+    double perCpuSecond() {
+      return cpuNanos == 0 ? 0 : count * 1e9 / cpuNanos;
     }
 
     double meanLatencyMs() {
@@ -211,16 +216,18 @@ public final class InternerBenchmark {
       loop(c, call, measuring, stop, calls, latency, finished);
     }
     TimeUnit.SECONDS.sleep(WARMUP);
+    long cpu0 = cpuNanos();
     measuring.set(true);
     long start = System.nanoTime();
     TimeUnit.SECONDS.sleep(SECONDS);
     measuring.set(false);
     long nanos = System.nanoTime() - start;
+    long cpu = cpuNanos() - cpu0;
     long n = calls.sum();
     long lat = latency.sum();
     stop.set(true);
     CompletableFuture.allOf(done.toArray(new CompletableFuture<?>[0])).get(60, TimeUnit.SECONDS);
-    return new Result(n * perCall, n, nanos, lat);
+    return new Result(n * perCall, n, nanos, lat, cpu);
   }
 
   private static void loop(int client, java.util.function.IntFunction<CompletableFuture<?>> call, AtomicBoolean measuring,
@@ -244,7 +251,7 @@ public final class InternerBenchmark {
   }
 
   /** Calls served by the cache, from several plain threads, for the measured window. */
-  private static double cached(Runnable call) throws Exception {
+  private static Result cached(Runnable call) throws Exception {
     AtomicBoolean measuring = new AtomicBoolean(false);
     AtomicBoolean stop = new AtomicBoolean(false);
     LongAdder ops = new LongAdder();
@@ -270,19 +277,26 @@ public final class InternerBenchmark {
       threads.add(thread);
     }
     TimeUnit.SECONDS.sleep(WARMUP);
+    long cpu0 = cpuNanos();
     measuring.set(true);
     long start = System.nanoTime();
     TimeUnit.SECONDS.sleep(SECONDS);
     measuring.set(false);
     long nanos = System.nanoTime() - start;
+    long cpu = cpuNanos() - cpu0;
     stop.set(true);
     for (Thread thread : threads) {
       thread.join();
     }
-    return ops.sum() * 1e9 / nanos;
+    return new Result(ops.sum(), ops.sum(), nanos, 0, cpu);
   }
 
-  private static void print(String engine, String figure, double perSecond, String extra) {
-    System.out.printf("| %s | %s | %,.0f%s |%n", engine, figure, perSecond, extra);
+  private static void print(String engine, String figure, Result r, String extra) {
+    System.out.printf("| %s | %s | %,.0f | %,.0f |%s%n", engine, figure, r.perSecond(), r.perCpuSecond(), extra);
+  }
+
+  private static long cpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+        .getProcessCpuTime();
   }
 }
