@@ -259,6 +259,29 @@ class StringInternerTest {
   }
 
   @Test
+  void directoryOfAnotherLayerIsRefused() {
+    List<String> path = new ArrayList<>(root);
+    path.add("foreign");
+    await(com.apple.foundationdb.directory.DirectoryLayer.getDefault()
+        .create(db, path, "someone.else".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    InternerException e = failure(service.open("foreign"), InternerException.Kind.BAD_REQUEST);
+    assertTrue(e.getMessage().contains("layer"), e.getMessage());
+    failure(service.openExisting("foreign"), InternerException.Kind.BAD_REQUEST);
+  }
+
+  @Test
+  void batchTooLargeForOneTransactionIsABadRequest() {
+    // 1,200 strings of 9,000 bytes: forward keys and reverse values alone pass FoundationDB's 10 MB limit.
+    List<String> huge = new ArrayList<>();
+    for (int k = 0; k < 1200; k++) {
+      huge.add(k + "-" + "z".repeat(9000));
+    }
+    InternerException e = failure(interner.intern(huge), InternerException.Kind.BAD_REQUEST);
+    assertEquals(io.github.fdbcoord.fdb.FdbErrors.TRANSACTION_TOO_LARGE, e.fdbCode());
+    assertEquals(0, InternerTestSupport.contents(db, interner).forward().size());
+  }
+
+  @Test
   void slowStoreTimesOut() {
     try (Database slow = EmbeddedDatabase.open(io.github.fdbcoord.embedded.EmbeddedOptions.builder()
         .latency(java.time.Duration.ofMillis(100)).build())) {
