@@ -56,14 +56,22 @@ public final class AllocatorService {
         n -> new NaiveAllocator(n, database, subspaceOf(NAIVE, n), executor));
   }
 
-  /** Allocates from the windowed allocator {@code name}. */
+  /** Allocates from the windowed allocator {@code name}; a bad name fails the future (BAD_REQUEST). */
   public CompletableFuture<Long> allocate(String name) {
-    return allocator(name).allocate();
+    try {
+      return allocator(name).allocate();
+    } catch (AllocatorException e) {
+      return CompletableFuture.failedFuture(e);
+    }
   }
 
   /** Allocates from the windowed allocator {@code name}, as a compact prefix. */
   public CompletableFuture<byte[]> allocatePrefix(String name) {
-    return allocator(name).allocatePrefix();
+    try {
+      return allocator(name).allocatePrefix();
+    } catch (AllocatorException e) {
+      return CompletableFuture.failedFuture(e);
+    }
   }
 
   /** The subspace holding the windowed allocator {@code name}'s state. */
