@@ -22,6 +22,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -182,12 +183,17 @@ class HighContentionAllocatorTest {
   /** Runs {@code loops} asynchronous loops at once, each allocating {@code each} values in turn. */
   static List<Long> allocateConcurrently(int loops, int each, Supplier<CompletableFuture<Long>> allocate)
       throws Exception {
+    return allocateConcurrently(db.getExecutor(), loops, each, allocate);
+  }
+
+  static List<Long> allocateConcurrently(Executor executor, int loops, int each,
+                                         Supplier<CompletableFuture<Long>> allocate) throws Exception {
     ConcurrentLinkedQueue<Long> values = new ConcurrentLinkedQueue<>();
     List<CompletableFuture<Void>> running = new ArrayList<>();
     for (int i = 0; i < loops; i++) {
       AtomicInteger done = new AtomicInteger();
       running.add(AsyncUtil.whileTrue(() -> allocate.get()
-          .thenApply(v -> values.add(v) && done.incrementAndGet() < each), db.getExecutor()));
+          .thenApply(v -> values.add(v) && done.incrementAndGet() < each), executor));
     }
     CompletableFuture.allOf(running.toArray(new CompletableFuture<?>[0])).get(60, TimeUnit.SECONDS);
     return new ArrayList<>(values);
