@@ -8,6 +8,7 @@ import com.apple.foundationdb.directory.DirectoryLayer;
 import com.apple.foundationdb.directory.DirectorySubspace;
 import com.apple.foundationdb.subspace.Subspace;
 import io.github.fdbcoord.embedded.EmbeddedDatabase;
+import io.github.fdbcoord.embedded.EmbeddedOptions;
 import io.github.fdbcoord.fdb.FdbErrors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -15,6 +16,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -38,7 +40,9 @@ class HighContentionAllocatorTest {
 
   @BeforeAll
   static void openDatabase() {
-    db = EmbeddedDatabase.inMemory();
+    // A millisecond per read and commit, as a network would add: without it transactions finish
+    // too fast to overlap much, and a missing conflict would go unnoticed.
+    db = EmbeddedDatabase.open(EmbeddedOptions.builder().latency(Duration.ofMillis(1)).build());
   }
 
   @AfterAll
