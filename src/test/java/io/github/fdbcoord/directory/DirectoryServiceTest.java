@@ -314,6 +314,7 @@ class DirectoryServiceTest {
     refusal(service.open(List.of("tx")), Kind.NOT_FOUND);
     try (Transaction tr = db.createTransaction()) {
       DirectoryInfo created = await(service.createOrOpen(tr, List.of("tx2"), "t"));
+      assertEquals(created, await(service.open(tr, List.of("tx2"), "t")));
       await(tr.commit());
       assertEquals(created, await(service.open(List.of("tx2"), "t")));
     }
