@@ -92,7 +92,7 @@ public final class DirectoryService {
   public CompletableFuture<DirectoryInfo> create(TransactionContext context, List<String> path, String layer) {
     return guard(() -> {
       List<String> p = DirectoryPaths.validate(path);
-      byte[] tag = DirectorySchema.packLayer(layer);
+      byte[] tag = DirectorySchema.packLayer(DirectoryPaths.validateLayer(layer));
       return translate(run(context, tr -> createIn(tr, p, tag)));
     });
   }
@@ -117,7 +117,7 @@ public final class DirectoryService {
   public CompletableFuture<DirectoryInfo> open(ReadTransactionContext context, List<String> path, String layer) {
     return guard(() -> {
       List<String> p = DirectoryPaths.validate(path);
-      byte[] tag = DirectorySchema.packLayer(layer);
+      byte[] tag = DirectorySchema.packLayer(DirectoryPaths.validateLayer(layer));
       return translate(read(context, tr -> openIn(tr, p, tag)));
     });
   }
@@ -136,7 +136,7 @@ public final class DirectoryService {
   public CompletableFuture<DirectoryInfo> createOrOpen(TransactionContext context, List<String> path, String layer) {
     return guard(() -> {
       List<String> p = DirectoryPaths.validate(path);
-      byte[] tag = DirectorySchema.packLayer(layer);
+      byte[] tag = DirectorySchema.packLayer(DirectoryPaths.validateLayer(layer));
       return translate(run(context, tr -> openOrNull(tr, p, tag)
           .thenCompose(opened -> opened != null ? CompletableFuture.completedFuture(opened) : createIn(tr, p, tag))));
     });
