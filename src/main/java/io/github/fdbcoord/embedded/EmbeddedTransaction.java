@@ -861,10 +861,12 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       defer(FdbErrors.CLIENT_INVALID_OPERATION);
       return;
     }
-    byte[] low = Engine.fillStamp(key, new byte[10]);
+    // FoundationDB's range for the key to be: the stamp from just past the read version (when one
+    // is known) to all 0xff, and the key after that.
+    byte[] low = Engine.fillStamp(key, Engine.versionstamp(readVersion >= 0 ? readVersion + 1 : 0));
     byte[] highStamp = new byte[10];
     Arrays.fill(highStamp, (byte) 0xff);
-    byte[] high = Bytes.keyAfter(Engine.fillStamp(key, highStamp));
+    byte[] high = Bytes.min(Bytes.keyAfter(Engine.fillStamp(key, highStamp)), maxWriteKey());
     if (Bytes.compare(low, maxWriteKey()) >= 0) {
       defer(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
       return;
