@@ -70,6 +70,8 @@ import java.util.stream.Stream;
  */
 public final class CommitLog implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(CommitLog.class.getName());
+  /** Zero-filled space written ahead of the records at a time. */
+  static final long PREALLOCATE_BYTES = 1L << 20;
 
   /** Receives recovered state, in order: snapshot entries first (any order), then records with version > snapshot version, ascending. */
   public interface Replay {
@@ -121,6 +123,11 @@ public final class CommitLog implements AutoCloseable {
 
   // Owned by the sync thread after open.
   private FileChannel channel;
+  /** End of the records in the current segment: where the next write goes. */
+  private long writePos;
+  /** End of the zero-filled space written ahead of writePos. */
+  private long allocatedEnd;
+  private final ByteBuffer zeros = ByteBuffer.allocateDirect(1 << 16);
   private Segment current;
   private long nextBatch;
   private ByteBuffer out = ByteBuffer.allocateDirect(1 << 20);
@@ -142,6 +149,8 @@ public final class CommitLog implements AutoCloseable {
     this.segments = recovery.segments;
     this.current = segments.get(segments.size() - 1);
     this.channel = recovery.channel;
+    this.writePos = recovery.writePos;
+    this.allocatedEnd = recovery.writePos;
     this.nextBatch = recovery.nextBatch;
     this.snapshotVersion = recovery.snapshotVersion;
     this.syncThread = new Thread(this::syncLoop, "commit-log-sync " + dir);
@@ -351,6 +360,15 @@ public final class CommitLog implements AutoCloseable {
       }
     }
     try {
+      if (failureSoFar() == null) {
+        // A cleanly closed segment ends at its last record, so the next open has no zeros to check.
+        channel.truncate(writePos);
+        channel.force(true);
+      }
+    } catch (IOException e) {
+      LOG.log(System.Logger.Level.WARNING, "commit log " + dir + ": trimming the segment failed", e);
+    }
+    try {
       channel.close();
     } catch (IOException e) {
       LOG.log(System.Logger.Level.WARNING, "commit log " + dir + ": closing the segment failed", e);
@@ -461,10 +479,32 @@ public final class CommitLog implements AutoCloseable {
   /** Writes what is buffered (no sync). */
   private void writeOut() throws IOException {
     out.flip();
+    int length = out.remaining();
+    preallocate(writePos + length);
+    long pos = writePos;
     while (out.hasRemaining()) {
-      channel.write(out);
+      pos += channel.write(out, pos);
     }
+    writePos = pos;
     out.clear();
+  }
+
+  /**
+   * Makes sure the file has been written (with zeros) up to at least {@code end}. fdatasync after
+   * overwriting space that already exists has no file size to commit, which makes it about twice as
+   * fast as after an append on ext4; recovery reads a zero record header as the end of the records.
+   */
+  private void preallocate(long end) throws IOException {
+    if (end <= allocatedEnd) {
+      return;
+    }
+    long target = Math.max(end, allocatedEnd + PREALLOCATE_BYTES);
+    long pos = allocatedEnd;
+    while (pos < target) {
+      zeros.clear().limit((int) Math.min(zeros.capacity(), target - pos));
+      pos += channel.write(zeros, pos);
+    }
+    allocatedEnd = pos;
   }
 
   /** Writes and syncs the buffered records batch[from, to), then completes their futures. */
@@ -500,6 +540,9 @@ public final class CommitLog implements AutoCloseable {
     if (current.records == 0) {
       return;
     }
+    // Trimmed before the next segment exists: a segment other than the last one ends at its last record.
+    channel.truncate(writePos);
+    channel.force(true);
     Path path = dir.resolve(LogFormat.segmentName(base));
     FileChannel next = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
     try {
@@ -513,6 +556,8 @@ public final class CommitLog implements AutoCloseable {
     }
     channel.close();
     channel = next;
+    writePos = LogFormat.SEGMENT_HEADER_SIZE;
+    allocatedEnd = writePos;
     Segment segment = new Segment(path, base, base - 1, 0);
     synchronized (segments) {
       current.closed = true;
@@ -531,6 +576,7 @@ public final class CommitLog implements AutoCloseable {
     long nextBatch = 1;
     List<Segment> segments = new ArrayList<>();
     FileChannel channel;
+    long writePos;
   }
 
   private static Recovery recover(Path dir, Replay replay) throws IOException {
@@ -602,6 +648,7 @@ public final class CommitLog implements AutoCloseable {
       r.segments.add(segment);
       if (last) {
         r.channel = openLast(dir, p, base, scan, r.nextBatch);
+        r.writePos = r.channel.size();
       }
     }
     if (needed.isEmpty()) {
@@ -611,6 +658,7 @@ public final class CommitLog implements AutoCloseable {
       writeFully(r.channel, LogFormat.segmentHeader(base, r.nextBatch));
       r.channel.force(true);
       fsyncDirectory(dir);
+      r.writePos = LogFormat.SEGMENT_HEADER_SIZE;
       r.segments.add(new Segment(p, base, base - 1, 0));
     }
     r.liveBytes = liveBytes;

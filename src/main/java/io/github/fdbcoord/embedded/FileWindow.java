@@ -45,6 +45,25 @@ final class FileWindow {
     return true;
   }
 
+  /** Position of the first non-zero byte at or after {@code from}, or the file size if there is none. */
+  long nextNonZero(long from) throws IOException {
+    long pos = Math.max(0, from);
+    while (pos < size) {
+      if (pos < start || pos >= start + buffer.limit()) {
+        fill(pos);
+      }
+      byte[] a = buffer.array();
+      int end = buffer.limit();
+      for (int i = (int) (pos - start); i < end; i++) {
+        if (a[i] != 0) {
+          return start + i;
+        }
+      }
+      pos = start + end;
+    }
+    return size;
+  }
+
   private void fill(long pos) throws IOException {
     buffer.clear();
     start = pos;

@@ -12,6 +12,8 @@ import java.util.Arrays;
  * non-decreasing batch). What a bad record means depends on where it is:
  *
  * <ul>
+ *   <li>if only zero bytes follow: the end of the records (segments are written into zero-filled,
+ *       preallocated space; the zeros are trimmed on roll, close and open);
  *   <li>in a segment that is not the last one: corruption, because a segment is closed only after
  *       everything in it was fsynced; the scan fails;
  *   <li>in the last segment: a torn tail (a write that a crash cut short, never acknowledged), unless
@@ -76,6 +78,10 @@ final class SegmentReader {
       long pos = LogFormat.SEGMENT_HEADER_SIZE;
       while (pos < size) {
         Rec rec = parse(window, pos, result.lastVersion + 1, Math.max(result.lastBatch, result.firstBatch), recordHeader);
+        if (rec == null && window.nextNonZero(pos) == size) {
+          // Preallocated space (or a sync that never reached the disk): the records end here.
+          break;
+        }
         if (rec == null) {
           String problem = describe(window, pos, result, recordHeader);
           if (!last) {
@@ -173,6 +179,12 @@ final class SegmentReader {
   private static long laterBatch(FileWindow window, long pos, Result result, byte[] header) throws IOException {
     long minBatch = result.lastBatch + 2;
     for (long q = pos + 1; q <= window.size() - header.length; q++) {
+      // A record's version (bytes 4..11) is at least 1: skip runs of zeros (preallocated space) quickly.
+      long nonZero = window.nextNonZero(q + 4);
+      if (nonZero >= window.size()) {
+        return -1;
+      }
+      q = Math.max(q, nonZero - 11);
       if (parse(window, q, result.lastVersion + 1, minBatch, header) != null) {
         return q;
       }

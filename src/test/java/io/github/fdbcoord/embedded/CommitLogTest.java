@@ -352,6 +352,48 @@ class CommitLogTest {
     assertRecords(after, range(1, 4), length);
   }
 
+  private static void appendZeros(Path file, int n) throws IOException {
+    Files.write(file, new byte[n], StandardOpenOption.APPEND);
+  }
+
+  @Test
+  void preallocatedZerosAfterTheRecordsAreTheEndOfTheLog() throws IOException {
+    int length = 50;
+    try (CommitLog log = CommitLog.open(dir, new Collected())) {
+      appendEach(log, range(1, 10), length);
+    }
+    // A crash leaves the zero-filled space written ahead of the records in place.
+    Path segment = lastSegment();
+    appendZeros(segment, (int) CommitLog.PREALLOCATE_BYTES);
+    Collected c = new Collected();
+    try (CommitLog log = CommitLog.open(dir, c)) {
+      assertEquals(10, log.recoveredVersion());
+      assertEquals(recordOffset(10, length), Files.size(segment), "zeros trimmed on open");
+      appendEach(log, range(11, 12), length);
+    }
+    assertRecords(c, range(1, 10), length);
+
+    // A record cut short by zeros (its last page never reached the disk) is a torn tail.
+    try (FileChannel ch = FileChannel.open(segment, StandardOpenOption.WRITE)) {
+      ch.write(ByteBuffer.allocate(40), recordOffset(11, length) + 10);
+    }
+    appendZeros(segment, 100_000);
+    Collected torn = new Collected();
+    try (CommitLog log = CommitLog.open(dir, torn)) {
+      assertEquals(11, log.recoveredVersion());
+    }
+    assertRecords(torn, range(1, 11), length);
+
+    // A corrupt record followed by zeros and then a later synced batch is still caught.
+    try (CommitLog log = CommitLog.open(dir, new Collected())) {
+      appendEach(log, range(12, 14), length);
+    }
+    flipByte(segment, recordOffset(11, length) + LogFormat.RECORD_HEADER_SIZE + 2);
+    appendZeros(segment, 100_000);
+    IOException e = assertThrows(IOException.class, () -> CommitLog.open(dir, new Collected()));
+    assertTrue(e.getMessage().contains("later, fully synced batch"), e.getMessage());
+  }
+
   @Test
   void tornSegmentHeaderOfLastSegmentIsRewritten() throws IOException {
     int length = 20;
