@@ -276,6 +276,10 @@ public final class CommitLog implements AutoCloseable {
       CompletableFuture<Void> roll;
       mutex.lock();
       try {
+        if (closed) {
+          // The directory lock may belong to another process by now: touch nothing.
+          throw new IllegalStateException("commit log " + dir + " is closed");
+        }
         roll = rolls.get(version);
       } finally {
         mutex.unlock();
@@ -373,11 +377,14 @@ public final class CommitLog implements AutoCloseable {
     } catch (IOException e) {
       LOG.log(System.Logger.Level.WARNING, "commit log " + dir + ": closing the segment failed", e);
     }
-    try {
-      lock.release();
-      lockChannel.close();
-    } catch (IOException e) {
-      LOG.log(System.Logger.Level.WARNING, "commit log " + dir + ": releasing the lock failed", e);
+    // A snapshot being written finishes before another process may take the directory.
+    synchronized (snapshotLock) {
+      try {
+        lock.release();
+        lockChannel.close();
+      } catch (IOException e) {
+        LOG.log(System.Logger.Level.WARNING, "commit log " + dir + ": releasing the lock failed", e);
+      }
     }
     if (interrupted) {
       Thread.currentThread().interrupt();
@@ -447,7 +454,8 @@ public final class CommitLog implements AutoCloseable {
         }
       }
       sync(batch, synced, batch.size());
-    } catch (IOException | RuntimeException e) {
+    } catch (Throwable e) {
+      // Whatever went wrong, no future may be left hanging: fail them and refuse further appends.
       IOException failed = e instanceof IOException io ? io : new IOException("commit log sync failed", e);
       mutex.lock();
       try {

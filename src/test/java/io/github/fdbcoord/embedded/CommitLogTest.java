@@ -185,9 +185,35 @@ class CommitLogTest {
     IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class,
         () -> log.writeSnapshot(5, List.<Map.Entry<byte[], byte[]>>of().iterator()));
     assertTrue(unknown.getMessage().contains("rollSegment"), unknown.getMessage());
+    long rolled = log.rollSegment();
     log.close();
     log.close();
     assertThrows(IllegalStateException.class, () -> log.append(11, new byte[1]));
+    assertThrows(IllegalStateException.class, log::rollSegment);
+    assertThrows(IllegalStateException.class,
+        () -> log.writeSnapshot(rolled, List.<Map.Entry<byte[], byte[]>>of().iterator()));
+  }
+
+  @Test
+  void rollingWithoutNewRecordsKeepsTheCurrentSegment() throws IOException {
+    int length = 10;
+    try (CommitLog log = CommitLog.open(dir, new Collected())) {
+      assertEquals(0, log.rollSegment());
+      log.writeSnapshot(0, List.<Map.Entry<byte[], byte[]>>of().iterator());
+      appendEach(log, range(1, 3), length);
+      assertEquals(3, log.rollSegment());
+      assertEquals(3, log.rollSegment());
+      log.writeSnapshot(3, entries(stateUpTo(3, length)).iterator());
+      assertEquals(3, log.rollSegment());
+      appendEach(log, range(4, 5), length);
+      assertEquals(1, files("log-").size(), files("log-").toString());
+    }
+    Collected c = new Collected();
+    try (CommitLog log = CommitLog.open(dir, c)) {
+      assertEquals(5, log.recoveredVersion());
+    }
+    assertEquals(hexMap(stateUpTo(3, length)), c.snapshot);
+    assertRecords(c, range(4, 5), length);
   }
 
   @Test
