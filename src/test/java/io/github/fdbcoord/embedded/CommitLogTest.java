@@ -285,6 +285,31 @@ class CommitLogTest {
   }
 
   @Test
+  void everyCutThroughTheLastRecordsRecoversExactlyTheCompleteOnes() throws IOException {
+    int length = 20;
+    try (CommitLog log = CommitLog.open(dir, new Collected())) {
+      appendEach(log, range(1, 10), length);
+    }
+    Path segment = lastSegment();
+    byte[] full = Files.readAllBytes(segment);
+    long firstCut = recordOffset(8, length);
+    for (long cut = firstCut; cut <= full.length; cut++) {
+      // Odd cuts: the crash also left zero-filled preallocated space after the cut.
+      int zeros = cut % 2 == 0 ? 0 : 300;
+      byte[] torn = new byte[(int) cut + zeros];
+      System.arraycopy(full, 0, torn, 0, (int) cut);
+      Files.write(segment, torn);
+      Collected c = new Collected();
+      try (CommitLog log = CommitLog.open(dir, c)) {
+        int complete = (int) ((cut - LogFormat.SEGMENT_HEADER_SIZE) / (LogFormat.RECORD_HEADER_SIZE + length));
+        assertEquals(complete, log.recoveredVersion(), "cut at " + cut + " with " + zeros + " zeros");
+        assertRecords(c, range(1, complete), length);
+        assertEquals(recordOffset(complete, length), Files.size(segment));
+      }
+    }
+  }
+
+  @Test
   void lastRecordWithFlippedBytesIsDropped() throws IOException {
     int length = 50;
     try (CommitLog log = CommitLog.open(dir, new Collected())) {
