@@ -160,8 +160,9 @@ final class Engine implements AutoCloseable {
     try {
       checkUsable();
       if (readOnly) {
+        // Nothing to resolve or log: FoundationDB answers a read-only commit without the cluster.
         registerWatches(req.watches, fired);
-        durable = lastDurable;
+        durable = null;
         version = -1;
       } else {
         if (tooOld(req.readVersion) || !history.canCheck(req.readVersion)) {
