@@ -282,6 +282,28 @@ class StringInternerTest {
   }
 
   @Test
+  void idsSurviveARestartOfADurableStore(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+    List<String> durableRoot = InternerTestSupport.randomRoot();
+    InternerOptions options = InternerOptions.builder().rootPath(durableRoot).sequenceBits(60)
+        .sequencePicker(bits -> 3L).maxSequenceTries(1000).build();
+    List<Long> before;
+    try (Database durable = EmbeddedDatabase.open(io.github.fdbcoord.embedded.EmbeddedOptions.durable(dir))) {
+      before = await(InternerService.create(durable, options).open("kept").thenCompose(i -> i.intern(strings("d", 10))));
+    }
+    try (Database durable = EmbeddedDatabase.open(io.github.fdbcoord.embedded.EmbeddedOptions.durable(dir))) {
+      InternerService again = InternerService.create(durable, InternerOptions.builder().rootPath(durableRoot)
+          .sequenceBits(60).sequencePicker(bits -> 3L).build());
+      StringInterner kept = await(again.openExisting("kept"));
+      assertEquals(before, await(kept.resolve(strings("d", 10))).stream().map(OptionalLong::getAsLong).toList());
+      // Sequence 3 continues where it stopped before the restart: no id is handed out twice.
+      List<Long> after = await(kept.intern(strings("e", 3)));
+      InternerSchema schema = ((FdbStringInterner) kept).schema();
+      assertEquals(List.of(schema.packId(3, 10), schema.packId(3, 11), schema.packId(3, 12)), after);
+      assertBijection(durable, kept);
+    }
+  }
+
+  @Test
   void slowStoreTimesOut() {
     try (Database slow = EmbeddedDatabase.open(io.github.fdbcoord.embedded.EmbeddedOptions.builder()
         .latency(java.time.Duration.ofMillis(100)).build())) {
