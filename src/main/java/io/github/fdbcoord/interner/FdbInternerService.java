@@ -75,16 +75,17 @@ final class FdbInternerService implements InternerService {
   public CompletableFuture<StringInterner> openExisting(String name) {
     return guard(() -> {
       List<String> path = pathOf(name);
-      CompletableFuture<StringInterner> cached = handles.get(name);
-      if (cached != null && cached.isDone() && !cached.isCompletedExceptionally()) {
-        return cached;
+      StringInterner cached = opened(handles.get(name));
+      if (cached != null) {
+        return CompletableFuture.completedFuture(cached);
       }
       return read(tr -> directory.exists(tr, path)
           .thenCompose(exists -> exists ? openInTransaction(tr, name, path) : notFound(name)))
           .thenApply(h -> {
             CompletableFuture<StringInterner> done = CompletableFuture.completedFuture(h);
             CompletableFuture<StringInterner> prior = handles.putIfAbsent(name, done);
-            return prior != null && prior.isDone() && !prior.isCompletedExceptionally() ? prior.join() : h;
+            StringInterner kept = opened(prior);
+            return kept != null ? kept : h;
           });
     });
   }
@@ -108,9 +109,9 @@ final class FdbInternerService implements InternerService {
       List<String> path = pathOf(name);
       return run(tr -> directory.removeIfExists(tr, path))
           .thenApply(removed -> {
-            CompletableFuture<StringInterner> handle = handles.remove(name);
-            if (handle != null && handle.isDone() && !handle.isCompletedExceptionally()) {
-              cache.invalidate(((FdbStringInterner) handle.join()).incarnation());
+            StringInterner handle = opened(handles.remove(name));
+            if (handle != null) {
+              cache.invalidate(((FdbStringInterner) handle).incarnation());
             }
             return removed;
           });
@@ -120,8 +121,13 @@ final class FdbInternerService implements InternerService {
   /** Called by a handle that found its namespace gone: the next open must look again. */
   void forget(FdbStringInterner handle) {
     handles.computeIfPresent(handle.namespace(), (n, f) ->
-        f.isDone() && !f.isCompletedExceptionally() && f.join() == handle ? null : f);
+        opened(f) == handle ? null : f);
     cache.invalidate(handle.incarnation());
+  }
+
+  /** The handle of a successfully completed open, or null (absent, still opening, or failed); never waits. */
+  private static StringInterner opened(CompletableFuture<StringInterner> f) {
+    return f != null && f.isDone() && !f.isCompletedExceptionally() ? f.getNow(null) : null;
   }
 
   private CompletableFuture<StringInterner> createOrOpen(String name, List<String> path) {

@@ -129,7 +129,7 @@ final class FdbStringInterner implements StringInterner {
     PendingBatch(List<String> strings, List<CompletableFuture<Long>> existing) {
       ids = new HashMap<>(strings.size() * 2);
       for (int i = 0; i < strings.size(); i++) {
-        Long id = existing.get(i).join(); // completed: allOf above
+        Long id = resultOf(existing.get(i));
         if (id == null) {
           absent.add(strings.get(i));
         } else {
@@ -290,7 +290,7 @@ final class FdbStringInterner implements StringInterner {
         .thenApply(v -> {
           Map<Long, String> found = new HashMap<>(ids.size() * 2);
           for (int i = 0; i < ids.size(); i++) {
-            String s = reads.get(i).join(); // completed: allOf above
+            String s = resultOf(reads.get(i));
             if (s != null) {
               found.put(ids.get(i), s);
             }
@@ -353,7 +353,7 @@ final class FdbStringInterner implements StringInterner {
         .thenApply(v -> {
           Map<String, Long> found = new HashMap<>(strings.size() * 2);
           for (int i = 0; i < strings.size(); i++) {
-            Long id = reads.get(i).join(); // completed: allOf above
+            Long id = resultOf(reads.get(i));
             if (id != null) {
               found.put(strings.get(i), id);
             }
@@ -411,6 +411,14 @@ final class FdbStringInterner implements StringInterner {
           + schema.sequenceBits() + " bits) is 0, which is reserved");
     }
     return id;
+  }
+
+  /** The value of a future that allOf has already seen complete; never waits. */
+  private static <T> T resultOf(CompletableFuture<T> done) {
+    if (!done.isDone()) {
+      throw new IllegalStateException("future read before it completed");
+    }
+    return done.getNow(null);
   }
 
   private static List<Long> boxed(long[] ids) {
