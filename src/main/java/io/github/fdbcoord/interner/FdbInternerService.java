@@ -190,11 +190,11 @@ final class FdbInternerService implements InternerService {
 
   // ---- transactions ---------------------------------------------------------------------------
 
-  /** A read-write transaction with the configured timeout and executor; failures as InternerException. */
+  /** A read-write transaction with the configured timeout, retry limit and executor; failures as InternerException. */
   <T> CompletableFuture<T> run(Function<Transaction, CompletableFuture<T>> body) {
     AtomicBoolean first = new AtomicBoolean(true);
     return mapErrors(db.runAsync(tr -> {
-      // The timeout covers all attempts (API >= 610 keeps it across onError), so set it once.
+      // Timeout and retry limit cover all attempts (API >= 610 keeps them across onError), so set them once.
       if (first.getAndSet(false)) {
         applyTimeout(tr);
       }
@@ -202,7 +202,7 @@ final class FdbInternerService implements InternerService {
     }, executor));
   }
 
-  /** A read-only transaction with the configured timeout and executor; failures as InternerException. */
+  /** A read-only transaction with the configured timeout, retry limit and executor; failures as InternerException. */
   <T> CompletableFuture<T> read(Function<ReadTransaction, CompletableFuture<T>> body) {
     AtomicBoolean first = new AtomicBoolean(true);
     return mapErrors(db.readAsync(tr -> {
@@ -217,6 +217,9 @@ final class FdbInternerService implements InternerService {
     long millis = options.transactionTimeout().toMillis();
     if (millis > 0) {
       tr.options().setTimeout(millis);
+    }
+    if (options.retryLimit() >= 0) {
+      tr.options().setRetryLimit(options.retryLimit());
     }
   }
 

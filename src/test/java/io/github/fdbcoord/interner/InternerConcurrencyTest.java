@@ -77,6 +77,50 @@ class InternerConcurrencyTest {
     }
   }
 
+  /** With no retries allowed, clients that lose a conflict fail with CONFLICT and leave no trace. */
+  @Test
+  void retryLimitSurfacesConflicts() {
+    EmbeddedOptions options = EmbeddedOptions.builder().latency(Duration.ofMillis(1)).build();
+    try (Database db = EmbeddedDatabase.open(options)) {
+      List<String> root = InternerTestSupport.randomRoot();
+      try {
+        List<StringInterner> clients = new ArrayList<>();
+        for (int c = 0; c < 16; c++) {
+          clients.add(await(InternerService.create(db, InternerOptions.builder().rootPath(root).retryLimit(0).build())
+              .open("strict")));
+        }
+        List<String> batch = StringInternerTest.strings("contested-", 10);
+        List<CompletableFuture<List<Long>>> results = new ArrayList<>();
+        for (StringInterner client : clients) {
+          results.add(client.intern(batch));
+        }
+        int conflicts = 0;
+        List<Long> winner = null;
+        for (CompletableFuture<List<Long>> r : results) {
+          try {
+            List<Long> ids = r.get(60, java.util.concurrent.TimeUnit.SECONDS);
+            if (winner != null) {
+              assertEquals(winner, ids);
+            }
+            winner = ids;
+          } catch (java.util.concurrent.ExecutionException e) {
+            InternerException ie = (InternerException) e.getCause();
+            assertEquals(InternerException.Kind.CONFLICT, ie.kind(), ie.getMessage());
+            assertEquals(io.github.fdbcoord.fdb.FdbErrors.NOT_COMMITTED, ie.fdbCode());
+            conflicts++;
+          } catch (Exception e) {
+            throw new AssertionError(e);
+          }
+        }
+        assertTrue(conflicts > 0, "16 clients interning the same new strings at once must conflict");
+        assertTrue(winner != null, "at least one client committed");
+        assertEquals(10, assertBijection(db, clients.get(0)).size());
+      } finally {
+        InternerTestSupport.removeRoot(db, root);
+      }
+    }
+  }
+
   /** Few sequences to pick from: clients fight over counters as well as strings, and retry a lot. */
   @Test
   void contendedCountersWithLatency() {
