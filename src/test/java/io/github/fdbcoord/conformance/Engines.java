@@ -1,0 +1,81 @@
+package io.github.fdbcoord.conformance;
+
+import com.apple.foundationdb.Database;
+import io.github.fdbcoord.embedded.EmbeddedOptions;
+import org.junit.jupiter.api.Assumptions;
+
+import java.lang.reflect.InvocationTargetException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * Opens the databases the conformance suite runs against: the embedded engine always, a real
+ * FoundationDB cluster when one is reachable.
+ */
+final class Engines {
+  static final String EMBEDDED = "embedded";
+  static final String FDB = "fdb";
+  static final String CLUSTER_FILE_ENV = "FDB_CLUSTER_FILE";
+  static final String NO_CLUSTER =
+      "no FoundationDB cluster: set FDB_CLUSTER_FILE or run where Docker is available";
+
+  private Engines() {}
+
+  /** A new embedded database with these options; aborts the test when the engine is missing. */
+  static Database openEmbedded(EmbeddedOptions options) {
+    // Looked up reflectively so the suite compiles before the engine lands on main; once it has
+    // landed this is simply EmbeddedDatabase.open(options).
+    try {
+      Class<?> engine = Class.forName("io.github.fdbcoord.embedded.EmbeddedDatabase");
+      return (Database) engine.getMethod("open", EmbeddedOptions.class).invoke(null, options);
+    } catch (ClassNotFoundException | NoSuchMethodException e) {
+      Assumptions.abort("embedded engine not available on this branch: " + e);
+      throw new AssertionError(e);
+    } catch (InvocationTargetException e) {
+      throw new IllegalStateException("EmbeddedDatabase.open failed", e.getCause());
+    } catch (IllegalAccessException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** Whether a real cluster can be reached, and if not, why. Null means reachable. */
+  static String clusterUnavailableReason() {
+    String file = System.getenv(CLUSTER_FILE_ENV);
+    if (file == null || file.isBlank()) {
+      // The Testcontainers route (foundationdb/foundationdb:7.3.68) is not attempted: the
+      // container advertises its in-container address in the cluster file, which needs host
+      // networking to be reachable, and the native client must be installed on the test machine
+      // anyway. Pointing FDB_CLUSTER_FILE at a cluster is the supported route.
+      return NO_CLUSTER;
+    }
+    if (!Files.isReadable(Path.of(file))) {
+      return CLUSTER_FILE_ENV + "=" + file + " is not a readable file";
+    }
+    return null;
+  }
+
+  /**
+   * Opens the real cluster named by FDB_CLUSTER_FILE.
+   *
+   * <p>TODO(store): open through {@code io.github.fdbcoord.store.Store.open(StoreOptions)} (the only
+   * place allowed to touch the FDB class) once the lead's store API lands; until then the real
+   * cluster run is skipped with this message.
+   */
+  static Database openCluster() {
+    String reason = clusterUnavailableReason();
+    if (reason != null) {
+      Assumptions.abort(reason);
+    }
+    try {
+      Class<?> store = Class.forName("io.github.fdbcoord.store.Store");
+      Class<?> options = Class.forName("io.github.fdbcoord.store.StoreOptions");
+      Object opts = options.getMethod("cluster", Path.class)
+          .invoke(null, Path.of(System.getenv(CLUSTER_FILE_ENV)));
+      return (Database) store.getMethod("open", options).invoke(null, opts);
+    } catch (ReflectiveOperationException e) {
+      Assumptions.abort(CLUSTER_FILE_ENV + " is set but the store API "
+          + "(io.github.fdbcoord.store.Store.open(StoreOptions.cluster(Path))) is not available yet: " + e);
+      throw new AssertionError(e);
+    }
+  }
+}
