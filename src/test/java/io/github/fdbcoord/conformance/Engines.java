@@ -1,10 +1,10 @@
 package io.github.fdbcoord.conformance;
 
 import com.apple.foundationdb.Database;
+import io.github.fdbcoord.embedded.EmbeddedDatabase;
 import io.github.fdbcoord.embedded.EmbeddedOptions;
 import org.junit.jupiter.api.Assumptions;
 
-import java.lang.reflect.InvocationTargetException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -21,21 +21,9 @@ final class Engines {
 
   private Engines() {}
 
-  /** A new embedded database with these options; aborts the test when the engine is missing. */
+  /** A new embedded database with these options. */
   static Database openEmbedded(EmbeddedOptions options) {
-    // Looked up reflectively so the suite compiles before the engine lands on main; once it has
-    // landed this is simply EmbeddedDatabase.open(options).
-    try {
-      Class<?> engine = Class.forName("io.github.fdbcoord.embedded.EmbeddedDatabase");
-      return (Database) engine.getMethod("open", EmbeddedOptions.class).invoke(null, options);
-    } catch (ClassNotFoundException | NoSuchMethodException e) {
-      Assumptions.abort("embedded engine not available on this branch: " + e);
-      throw new AssertionError(e);
-    } catch (InvocationTargetException e) {
-      throw new IllegalStateException("EmbeddedDatabase.open failed", e.getCause());
-    } catch (IllegalAccessException e) {
-      throw new IllegalStateException(e);
-    }
+    return EmbeddedDatabase.open(options);
   }
 
   /** Whether a real cluster can be reached, and if not, why. Null means reachable. */
