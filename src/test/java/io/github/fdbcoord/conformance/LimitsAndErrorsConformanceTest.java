@@ -252,4 +252,13 @@ class LimitsAndErrorsConformanceTest {
     assertFdbError(FdbErrors.TRANSACTION_TOO_OLD, writer.commit());
     assertEquals("v", f.read("k"));
   }
+
+  @TestTemplate
+  void nullKeysAndValuesAreRejectedAtTheCall(Fixture f) {
+    Transaction tr = f.tx();
+    org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> tr.set(f.key("k"), null));
+    org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> tr.set(null, bytes("v")));
+    org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> tr.clear((byte[]) null));
+    org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> tr.clear(null, f.key("z")));
+  }
 }
