@@ -24,8 +24,13 @@ public final class FdbAssertions {
 
   /** The future's value; its failure is rethrown as is (FDBException or the cause). */
   public static <T> T await(CompletableFuture<T> f) {
+    return await(f, TIMEOUT_SECONDS);
+  }
+
+  /** The future's value within {@code seconds}; its failure is rethrown as is. */
+  public static <T> T await(CompletableFuture<T> f, long seconds) {
     try {
-      return f.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+      return f.get(seconds, TimeUnit.SECONDS);
     } catch (ExecutionException e) {
       Throwable cause = e.getCause();
       if (cause instanceof RuntimeException) {
@@ -36,7 +41,7 @@ public final class FdbAssertions {
       }
       throw new IllegalStateException(cause);
     } catch (TimeoutException e) {
-      return fail("engine future did not complete within " + TIMEOUT_SECONDS + " s");
+      return fail("engine future did not complete within " + seconds + " s");
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException(e);
@@ -45,14 +50,19 @@ public final class FdbAssertions {
 
   /** Asserts that the future fails with FoundationDB error {@code code}. */
   public static void assertFdbError(int code, CompletableFuture<?> f) {
+    assertFdbError(code, f, TIMEOUT_SECONDS);
+  }
+
+  /** Asserts that the future fails with FoundationDB error {@code code} within {@code seconds}. */
+  public static void assertFdbError(int code, CompletableFuture<?> f, long seconds) {
     Object value;
     try {
-      value = f.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+      value = f.get(seconds, TimeUnit.SECONDS);
     } catch (ExecutionException e) {
       assertCode(code, e.getCause());
       return;
     } catch (TimeoutException e) {
-      fail("expected FDB error " + code + " but the future did not complete within " + TIMEOUT_SECONDS + " s");
+      fail("expected FDB error " + code + " but the future did not complete within " + seconds + " s");
       return;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

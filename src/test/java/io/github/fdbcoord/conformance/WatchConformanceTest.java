@@ -30,6 +30,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class WatchConformanceTest {
   /** How long a watch that must not fire is given to (wrongly) fire. */
   private static final long QUIET_MS = 300;
+  /** How long a watch that must fire is given (it should fire within milliseconds). */
+  private static final long FIRE_SECONDS = 5;
+
+  private static void fired(CompletableFuture<Void> w) {
+    await(w, FIRE_SECONDS);
+  }
 
   private static CompletableFuture<Void> committedWatch(Fixture f, byte[] key) {
     Transaction tr = f.tx();
@@ -44,7 +50,7 @@ class WatchConformanceTest {
     CompletableFuture<Void> w = committedWatch(f, f.key("k"));
     assertFalse(completesWithin(w, QUIET_MS), "nothing changed yet");
     f.put("k", "b");
-    await(w);
+    fired(w);
   }
 
   @TestTemplate
@@ -54,18 +60,18 @@ class WatchConformanceTest {
     f.put("k", "a");
     assertFalse(completesWithin(w, QUIET_MS), "setting the same value must not fire a watch");
     f.put("k", "b");
-    await(w);
+    fired(w);
   }
 
   @TestTemplate
   void firesWhenAnAbsentKeyIsCreatedAndWhenAKeyIsCleared(Fixture f) {
     CompletableFuture<Void> created = committedWatch(f, f.key("new"));
     f.put("new", "v");
-    await(created);
+    fired(created);
 
     CompletableFuture<Void> cleared = committedWatch(f, f.key("new"));
     f.put("new", null);
-    await(cleared);
+    fired(cleared);
   }
 
   @TestTemplate
@@ -74,7 +80,7 @@ class WatchConformanceTest {
     f.put("absent", null);
     assertFalse(completesWithin(w, QUIET_MS));
     f.put("absent", "now");
-    await(w);
+    fired(w);
   }
 
   @TestTemplate
@@ -85,7 +91,7 @@ class WatchConformanceTest {
       tr.mutate(MutationType.ADD, f.key("n"), new byte[] {1});
       return null;
     });
-    await(w);
+    fired(w);
   }
 
   @TestTemplate
@@ -96,7 +102,7 @@ class WatchConformanceTest {
       tr.clear(f.key("a"), f.key("c"));
       return null;
     });
-    await(w);
+    fired(w);
   }
 
   @TestTemplate
@@ -108,7 +114,7 @@ class WatchConformanceTest {
     f.put("k", "b");
     assertFalse(completesWithin(w, QUIET_MS), "a watch does not report other changes before its transaction commits");
     await(watcher.commit());
-    await(w);
+    fired(w);
   }
 
   @TestTemplate
@@ -118,7 +124,7 @@ class WatchConformanceTest {
     CompletableFuture<Void> w = tr.watch(f.key("k"));
     await(tr.get(f.key("k")));
     tr.set(f.key("k"), bytes("b"));
-    await(w);
+    fired(w);
   }
 
   @TestTemplate
@@ -131,7 +137,7 @@ class WatchConformanceTest {
     await(tr.commit());
     assertFalse(completesWithin(w, QUIET_MS));
     f.put("k", "c");
-    await(w);
+    fired(w);
   }
 
   @TestTemplate
@@ -143,7 +149,7 @@ class WatchConformanceTest {
     await(tr.commit());
     assertFalse(completesWithin(w, QUIET_MS), "the committed value is the value the watch saw");
     f.put("k", "theirs");
-    await(w);
+    fired(w);
   }
 
   @TestTemplate
@@ -154,7 +160,7 @@ class WatchConformanceTest {
     tr.set(f.key("x"), bytes("x"));
     f.put("read", "changed");
     assertFdbError(FdbErrors.NOT_COMMITTED, tr.commit());
-    assertFdbError(FdbErrors.NOT_COMMITTED, w);
+    assertFdbError(FdbErrors.NOT_COMMITTED, w, FIRE_SECONDS);
   }
 
   @TestTemplate
@@ -163,7 +169,7 @@ class WatchConformanceTest {
     CompletableFuture<Void> w = tr.watch(f.key("k"));
     await(tr.get(f.key("k")));
     tr.cancel();
-    assertFdbError(FdbErrors.TRANSACTION_CANCELLED, w);
+    assertFdbError(FdbErrors.TRANSACTION_CANCELLED, w, FIRE_SECONDS);
   }
 
   @TestTemplate
@@ -175,7 +181,7 @@ class WatchConformanceTest {
       await(tr.commit());
     }
     f.put("k", "b");
-    await(w);
+    fired(w);
   }
 
   @TestTemplate
@@ -186,7 +192,7 @@ class WatchConformanceTest {
     }
     f.put("k", "v");
     for (CompletableFuture<Void> w : watches) {
-      await(w);
+      fired(w);
     }
   }
 
@@ -269,6 +275,6 @@ class WatchConformanceTest {
       tr.set(f.key("w" + index), bytes("v"));
       return null;
     });
-    await(live);
+    fired(live);
   }
 }
