@@ -137,4 +137,63 @@ class OptionsConformanceTest {
     await(other.get(f.key("k")));
     assertFdbError(FdbErrors.TRANSACTION_TIMED_OUT, limited.get(f.key("k")));
   }
+
+  // Bad option values fail with 2006 and options set too late with 2000. Through FoundationDB's
+  // client most option errors are deferred like write errors (ThreadSafeTransaction::setOption
+  // hands the option to the transaction on the network thread and keeps the error for the next
+  // read or commit), while MultiVersionTransaction validates TIMEOUT at the call; so each test
+  // accepts the error either at the option call or at the next operation.
+
+  private static void assertOptionError(int code, Transaction tr, Runnable setOption,
+      java.util.function.Supplier<java.util.concurrent.CompletableFuture<?>> next) {
+    FdbAssertions.assertFdbErrorEitherWay(code, () -> {
+      setOption.run();
+      return next.get();
+    });
+  }
+
+  @TestTemplate
+  void sizeLimitBelow32Fails2006(Fixture f) {
+    Transaction tr = f.tx();
+    assertOptionError(FdbErrors.INVALID_OPTION_VALUE, tr, () -> tr.options().setSizeLimit(31), () -> tr.get(f.key("k")));
+  }
+
+  @TestTemplate
+  void sizeLimitAboveTenMillionFails2006(Fixture f) {
+    Transaction tr = f.tx();
+    assertOptionError(FdbErrors.INVALID_OPTION_VALUE, tr, () -> tr.options().setSizeLimit(10_000_001), () -> {
+      tr.set(f.key("k"), bytes("v"));
+      return tr.commit();
+    });
+  }
+
+  @TestTemplate
+  void negativeTimeoutFails2006(Fixture f) {
+    Transaction tr = f.tx();
+    assertOptionError(FdbErrors.INVALID_OPTION_VALUE, tr, () -> tr.options().setTimeout(-1), () -> tr.get(f.key("k")));
+  }
+
+  @TestTemplate
+  void retryLimitBelowMinusOneFails2006(Fixture f) {
+    Transaction tr = f.tx();
+    assertOptionError(FdbErrors.INVALID_OPTION_VALUE, tr, () -> tr.options().setRetryLimit(-2), () -> tr.get(f.key("k")));
+  }
+
+  @TestTemplate
+  void readYourWritesDisableAfterAWriteFails2000(Fixture f) {
+    Transaction tr = f.tx();
+    tr.set(f.key("k"), bytes("v"));
+    assertOptionError(FdbErrors.CLIENT_INVALID_OPERATION, tr, () -> tr.options().setReadYourWritesDisable(),
+        () -> tr.get(f.key("k")));
+  }
+
+  @TestTemplate
+  void readYourWritesDisableAfterAReadFails2000(Fixture f) {
+    Transaction tr = f.tx();
+    await(tr.get(f.key("k")));
+    assertOptionError(FdbErrors.CLIENT_INVALID_OPERATION, tr, () -> tr.options().setReadYourWritesDisable(), () -> {
+      tr.set(f.key("x"), bytes("x"));
+      return tr.commit();
+    });
+  }
 }

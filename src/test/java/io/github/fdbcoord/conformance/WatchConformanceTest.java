@@ -164,11 +164,21 @@ class WatchConformanceTest {
   }
 
   @TestTemplate
-  void cancellingAnUncommittedTransactionFailsItsWatches(Fixture f) {
+  void closingAnUncommittedTransactionFailsItsWatchesWith1025(Fixture f) {
+    CompletableFuture<Void> w;
+    try (Transaction tr = f.db().createTransaction()) {
+      w = tr.watch(f.key("k"));
+      await(tr.get(f.key("k")));
+    }
+    assertFdbError(FdbErrors.TRANSACTION_CANCELLED, w, FIRE_SECONDS);
+  }
+
+  @TestTemplate
+  void resettingAnUncommittedTransactionThroughOnErrorFailsItsWatchesWith1025(Fixture f) {
     Transaction tr = f.tx();
     CompletableFuture<Void> w = tr.watch(f.key("k"));
     await(tr.get(f.key("k")));
-    tr.cancel();
+    f.own(await(tr.onError(new com.apple.foundationdb.FDBException("not committed", FdbErrors.NOT_COMMITTED))));
     assertFdbError(FdbErrors.TRANSACTION_CANCELLED, w, FIRE_SECONDS);
   }
 
