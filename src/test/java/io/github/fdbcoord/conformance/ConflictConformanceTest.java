@@ -413,4 +413,44 @@ class ConflictConformanceTest {
     tr.set(f.key("x"), bytes("x"));
     assertFdbError(FdbErrors.NOT_COMMITTED, tr.commit());
   }
+
+  @TestTemplate
+  void writeSkewIsPrevented(Fixture f) {
+    f.put("x", "1");
+    f.put("y", "1");
+    Transaction first = f.tx();
+    Transaction second = f.tx();
+    for (Transaction tr : List.of(first, second)) {
+      await(tr.get(f.key("x")));
+      await(tr.get(f.key("y")));
+    }
+    first.set(f.key("x"), bytes("0"));
+    second.set(f.key("y"), bytes("0"));
+    await(first.commit());
+    assertFdbError(FdbErrors.NOT_COMMITTED, second.commit());
+    assertEquals("1", f.read("y"));
+  }
+
+  @TestTemplate
+  void readConflictRangesWithoutWritesNeverConflict(Fixture f) {
+    Transaction tr = f.tx();
+    await(tr.getReadVersion());
+    tr.addReadConflictRange(f.key("a"), f.key("z"));
+    commitWrite(f, "m", "1");
+    await(tr.commit());
+    assertEquals(-1L, tr.getCommittedVersion(), "without writes the transaction is read-only");
+  }
+
+  @TestTemplate
+  void versionstampedKeyConflictsWithAReaderOfItsRange(Fixture f) {
+    byte[] head = f.key("q/");
+    Transaction reader = f.tx();
+    await(reader.getRange(com.apple.foundationdb.Range.startsWith(head)).asList());
+    reader.set(f.key("x"), bytes("x"));
+    Transaction writer = f.tx();
+    byte[] offset = java.nio.ByteBuffer.allocate(4).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(head.length).array();
+    writer.mutate(MutationType.SET_VERSIONSTAMPED_KEY, Fixture.concat(head, new byte[10], offset), bytes("v"));
+    await(writer.commit());
+    assertFdbError(FdbErrors.NOT_COMMITTED, reader.commit());
+  }
 }

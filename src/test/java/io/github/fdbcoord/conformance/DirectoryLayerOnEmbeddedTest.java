@@ -235,4 +235,38 @@ class DirectoryLayerOnEmbeddedTest {
       assertArrayEquals(first, await(future).getKey());
     }
   }
+
+  @TestTemplate
+  void directorySubspaceMethodsWorkRelativeToIt(Fixture f) {
+    DirectoryLayer dl = directories(f);
+    DirectorySubspace app = await(dl.createOrOpen(f.db(), List.of("app")));
+    DirectorySubspace child = await(app.createOrOpen(f.db(), List.of("child")));
+    assertEquals(List.of("app", "child"), child.getPath());
+    assertEquals(List.of("child"), await(app.list(f.db())));
+    assertTrue(await(app.exists(f.db(), List.of("child"))));
+    assertArrayEquals(child.getKey(), await(app.open(f.db(), List.of("child"))).getKey());
+    DirectorySubspace moved = await(child.moveTo(f.db(), List.of("top")));
+    assertEquals(List.of("top"), moved.getPath());
+    assertArrayEquals(child.getKey(), moved.getKey());
+    assertTrue(await(dl.exists(f.db(), List.of("top"))));
+    assertFalse(await(app.exists(f.db(), List.of("child"))));
+    await(moved.remove(f.db()));
+    assertFalse(await(dl.exists(f.db(), List.of("top"))));
+    assertTrue(await(app.removeIfExists(f.db())));
+    assertFalse(await(dl.exists(f.db(), List.of("app"))));
+  }
+
+  @TestTemplate
+  void directoryOperationsComposeInOneTransaction(Fixture f) {
+    DirectoryLayer dl = directories(f);
+    f.db().run(tr -> {
+      DirectorySubspace a = dl.create(tr, List.of("tx", "a")).join();
+      DirectorySubspace b = dl.create(tr, List.of("tx", "b")).join();
+      tr.set(a.pack(Tuple.from(1)), bytes("a"));
+      tr.set(b.pack(Tuple.from(1)), bytes("b"));
+      assertEquals(List.of("a", "b"), dl.list(tr, List.of("tx")).join());
+      return null;
+    });
+    assertEquals(List.of("a", "b"), await(dl.list(f.db(), List.of("tx"))));
+  }
 }

@@ -267,4 +267,25 @@ class LimitsAndErrorsConformanceTest {
     org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> tr.clear((byte[]) null));
     org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> tr.clear(null, f.key("z")));
   }
+
+  @TestTemplate
+  void approximateSizeGrowsWithWrites(Fixture f) {
+    Transaction tr = f.tx();
+    long empty = await(tr.getApproximateSize());
+    tr.set(f.key("k"), filled(1_000, (byte) 'v'));
+    long one = await(tr.getApproximateSize());
+    tr.set(f.key("k2"), filled(1_000, (byte) 'v'));
+    long two = await(tr.getApproximateSize());
+    org.junit.jupiter.api.Assertions.assertTrue(one >= empty + 1_000, empty + " -> " + one);
+    org.junit.jupiter.api.Assertions.assertTrue(two >= one + 1_000, one + " -> " + two);
+  }
+
+  @TestTemplate
+  void closingWithoutCommitDiscardsWrites(Fixture f) {
+    try (Transaction tr = f.db().createTransaction()) {
+      tr.set(f.key("k"), bytes("v"));
+      await(tr.get(f.key("k")));
+    }
+    assertNull(f.read("k"));
+  }
 }
