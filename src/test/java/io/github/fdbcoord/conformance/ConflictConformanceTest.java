@@ -453,4 +453,66 @@ class ConflictConformanceTest {
     await(writer.commit());
     assertFdbError(FdbErrors.NOT_COMMITTED, reader.commit());
   }
+
+  @TestTemplate
+  void rangeReadOverOwnWritesConflictsOnlyOnTheUnmodifiedParts(Fixture f) {
+    f.put("c", "db");
+    Transaction tr = f.tx();
+    tr.set(f.key("b"), bytes("mine"));
+    assertEquals(List.of("b", "c"), keys(await(tr.getRange(f.key("a"), f.key("d")).asList()), f.prefix().length));
+    commitWrite(f, "b", "theirs");
+    await(tr.commit());
+    assertEquals("mine", f.read("b"));
+
+    Transaction tr2 = f.tx();
+    tr2.set(f.key("b"), bytes("mine"));
+    await(tr2.getRange(f.key("a"), f.key("d")).asList());
+    commitWrite(f, "c", "theirs");
+    assertFdbError(FdbErrors.NOT_COMMITTED, tr2.commit());
+  }
+
+  @TestTemplate
+  void rangeReadOverAnAtomicallyMutatedKeyConflictsOnIt(Fixture f) {
+    f.put(f.key("b"), new byte[] {1});
+    Transaction tr = f.tx();
+    tr.mutate(MutationType.ADD, f.key("b"), new byte[] {1});
+    await(tr.getRange(f.key("a"), f.key("d")).asList());
+    f.put(f.key("b"), new byte[] {5});
+    assertFdbError(FdbErrors.NOT_COMMITTED, tr.commit());
+  }
+
+  @TestTemplate
+  void lastLessThanConflictsFromTheResolvedKeyUpToItsKey(Fixture f) {
+    f.put("a", "1");
+    f.put("c", "1");
+    Transaction excl = f.tx();
+    assertEquals("a", Fixture.string(java.util.Arrays.copyOfRange(
+        await(excl.getKey(KeySelector.lastLessThan(f.key("c")))), f.prefix().length, f.key("a").length)));
+    excl.set(f.key("x"), bytes("x"));
+    commitWrite(f, "c", "2");
+    await(excl.commit());
+
+    Transaction incl = f.tx();
+    await(incl.getKey(KeySelector.lastLessThan(f.key("c"))));
+    incl.set(f.key("x"), bytes("y"));
+    commitWrite(f, "b", "inserted");
+    assertFdbError(FdbErrors.NOT_COMMITTED, incl.commit());
+  }
+
+  @TestTemplate
+  void firstGreaterOrEqualConflictsFromItsKeyThroughTheResolvedKey(Fixture f) {
+    f.put("a", "1");
+    f.put("c", "1");
+    Transaction before = f.tx();
+    await(before.getKey(KeySelector.firstGreaterOrEqual(f.key("b"))));
+    before.set(f.key("x"), bytes("x"));
+    commitWrite(f, "a", "2");
+    await(before.commit());
+
+    Transaction resolved = f.tx();
+    await(resolved.getKey(KeySelector.firstGreaterOrEqual(f.key("b"))));
+    resolved.set(f.key("x"), bytes("y"));
+    commitWrite(f, "c", "2");
+    assertFdbError(FdbErrors.NOT_COMMITTED, resolved.commit());
+  }
 }

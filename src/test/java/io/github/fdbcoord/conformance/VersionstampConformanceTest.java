@@ -237,4 +237,12 @@ class VersionstampConformanceTest {
     await(a.commit());
     assertEquals(2, f.readAll().size());
   }
+
+  @TestTemplate
+  void getVersionstampAfterCommitFails2017(Fixture f) {
+    Transaction tr = f.tx();
+    tr.set(f.key("k"), bytes("v"));
+    await(tr.commit());
+    FdbAssertions.assertFdbErrorEitherWay(FdbErrors.USED_DURING_COMMIT, tr::getVersionstamp);
+  }
 }
