@@ -251,7 +251,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
           if (w != null) {
             switch (w.kind) {
               case KNOWN:
-                return CompletableFuture.completedFuture(w.value);
+                return CompletableFuture.completedFuture(copy(w.value));
               case STAMPED:
                 return fail(FdbErrors.error(FdbErrors.ACCESSED_UNREADABLE));
               default:
@@ -259,7 +259,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
                 if (!snapshot) {
                   addReadConflict(key, Bytes.keyAfter(key));
                 }
-                return deliver(w.applyOps(base), true, tookReadVersion);
+                return deliver(copy(w.applyOps(base)), true, tookReadVersion);
             }
           }
           if (inRanges(cleared, key)) {
@@ -273,7 +273,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
         if (!snapshot) {
           addReadConflict(key, Bytes.keyAfter(key));
         }
-        return deliver(value, true, tookReadVersion);
+        return deliver(copy(value), true, tookReadVersion);
       }
     } catch (RuntimeException e) {
       return fail(e);
@@ -500,7 +500,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
         w = next(wi);
       }
       if (value != null) {
-        rows.add(new KeyValue(key, value));
+        rows.add(new KeyValue(key.clone(), value.clone()));
         if (limit > 0 && rows.size() >= limit) {
           return new Batch(rows, s != null || w != null);
         }
@@ -569,11 +569,16 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
             addRangeReadConflict(base, Bytes.keyAfter(result));
           }
         }
-        return deliver(result, true, tookReadVersion);
+        return deliver(result.clone(), true, tookReadVersion);
       }
     } catch (RuntimeException e) {
       return fail(e);
     }
+  }
+
+  /** Stored arrays are shared and never modified: callers get their own copies. */
+  private static byte[] copy(byte[] b) {
+    return b == null ? null : b.clone();
   }
 
   CompletableFuture<Long> readVersionFuture() {
@@ -655,6 +660,8 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
   @Override
   public synchronized void addReadConflictRange(byte[] begin, byte[] end) {
     ensureOpen();
+    begin = begin.clone();
+    end = end.clone();
     if (Bytes.compare(begin, end) > 0) {
       throw FdbErrors.error(FdbErrors.INVERTED_RANGE);
     }
@@ -671,6 +678,8 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
   @Override
   public synchronized void addWriteConflictRange(byte[] begin, byte[] end) {
     ensureOpen();
+    begin = begin.clone();
+    end = end.clone();
     if (Bytes.compare(begin, end) > 0) {
       throw FdbErrors.error(FdbErrors.INVERTED_RANGE);
     }
@@ -717,6 +726,9 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       return;
     }
     approximateSize += key.length + value.length;
+    // The caller keeps its arrays: the transaction holds copies, as the native client does.
+    key = key.clone();
+    value = value.clone();
     writeMap().put(key, PendingWrite.known(value));
     if (conflict) {
       addWriteConflict(key, Bytes.keyAfter(key));
@@ -739,6 +751,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       return;
     }
     approximateSize += key.length;
+    key = key.clone();
     writeMap().put(key, PendingWrite.known(null));
     if (conflict) {
       addWriteConflict(key, Bytes.keyAfter(key));
@@ -769,6 +782,8 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       return;
     }
     approximateSize += begin.length + end.length;
+    begin = begin.clone();
+    end = end.clone();
     if (writes != null) {
       writes.subMap(begin, true, end, false).clear();
     }
@@ -833,6 +848,8 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       defer(FdbErrors.VALUE_TOO_LARGE);
       return;
     }
+    key = key.clone();
+    param = param.clone();
     PendingWrite current = writeMap().get(key);
     if (current == null && inRanges(cleared, key)) {
       current = PendingWrite.known(null);
@@ -882,7 +899,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     if (stampedKeys == null) {
       stampedKeys = new ArrayList<>();
     }
-    stampedKeys.add(new byte[][] {key, value});
+    stampedKeys.add(new byte[][] {key.clone(), value.clone()});
     approximateSize += key.length + value.length;
     if (unreadable == null) {
       unreadable = new TreeMap<>(Bytes.ORDER);
@@ -932,7 +949,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       if (watches == null) {
         watches = new ArrayList<>();
       }
-      watches.add(new Watches.Watch(key, seen, future, executor));
+      watches.add(new Watches.Watch(key.clone(), seen, future, executor));
       return future;
     }
   }
