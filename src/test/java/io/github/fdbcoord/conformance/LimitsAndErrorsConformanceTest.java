@@ -266,6 +266,7 @@ class LimitsAndErrorsConformanceTest {
     org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> tr.set(null, bytes("v")));
     org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> tr.clear((byte[]) null));
     org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> tr.clear(null, f.key("z")));
+    org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> tr.clear(f.key("a"), null));
   }
 
   @TestTemplate
