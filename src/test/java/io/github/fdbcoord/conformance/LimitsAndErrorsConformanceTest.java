@@ -289,4 +289,50 @@ class LimitsAndErrorsConformanceTest {
     }
     assertNull(f.read("k"));
   }
+
+  /** The descriptions of FoundationDB's error-code table (api-error-codes), as fdb-java reports them. */
+  @TestTemplate
+  void moreErrorsCarryFoundationDbMessages(Fixture f) throws InterruptedException {
+    Transaction cancelled = f.tx();
+    cancelled.cancel();
+    assertMessage("Operation aborted because the transaction was cancelled", cancelled.get(f.key("k")));
+
+    Transaction timedOut = f.tx();
+    timedOut.options().setTimeout(1);
+    Thread.sleep(50);
+    assertMessage("Operation aborted because the transaction timed out", timedOut.get(f.key("k")));
+
+    Transaction unreadable = f.tx();
+    unreadable.mutate(com.apple.foundationdb.MutationType.SET_VERSIONSTAMPED_VALUE, f.key("v"),
+        io.github.fdbcoord.fdb.Versionstamps.rawValue(new byte[0]));
+    assertMessage("Read or wrote an unreadable key", unreadable.get(f.key("v")));
+
+    Transaction noRyw = f.tx();
+    noRyw.options().setReadYourWritesDisable();
+    CompletableFuture<Void> watch;
+    try {
+      watch = noRyw.watch(f.key("k"));
+    } catch (FDBException e) {
+      watch = CompletableFuture.failedFuture(e);
+    }
+    assertMessage("Watches cannot be set if read your writes is disabled", watch);
+
+    Transaction tooLarge = f.tx();
+    tooLarge.options().setSizeLimit(1_000);
+    tooLarge.set(f.key("k"), filled(2_000, (byte) 'v'));
+    assertMessage("Transaction exceeds byte limit", tooLarge.commit());
+
+    Transaction keyTooLarge = f.tx();
+    keyTooLarge.set(keyOfLength(f, 10_001), bytes("v"));
+    assertMessage("Key length exceeds limit", keyTooLarge.commit());
+  }
+
+  private static void assertMessage(String message, CompletableFuture<?> future) {
+    try {
+      await(future);
+      throw new AssertionError("expected a failure with message: " + message);
+    } catch (FDBException e) {
+      assertEquals(message, e.getMessage());
+    }
+  }
 }
