@@ -26,6 +26,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 @ExtendWith(EngineExtension.class)
 class LimitsAndErrorsConformanceTest {
   private static final byte[] SYSTEM_KEY = {(byte) 0xff, 'c', 'o', 'n', 'f'};
+  /** read_version_already_set, "Transaction already has a read version set" (not in FdbErrors). */
+  private static final int READ_VERSION_ALREADY_SET = 2010;
 
   /** A key of exactly {@code length} bytes under the test prefix. */
   private static byte[] keyOfLength(Fixture f, int length) {
@@ -334,5 +336,42 @@ class LimitsAndErrorsConformanceTest {
     } catch (FDBException e) {
       assertEquals(message, e.getMessage());
     }
+  }
+
+  @TestTemplate
+  void aFailedReadDoesNotPoisonTheTransaction(Fixture f) {
+    Transaction tr = f.tx();
+    assertFdbError(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE, tr.get(SYSTEM_KEY));
+    tr.set(f.key("k"), bytes("v"));
+    await(tr.commit());
+    assertEquals("v", f.read("k"));
+  }
+
+  @TestTemplate
+  void aDeferredWriteErrorStaysUntilReset(Fixture f) {
+    Transaction tr = f.tx();
+    tr.set(f.key("k"), filled(100_001, (byte) 'v'));
+    assertFdbError(FdbErrors.VALUE_TOO_LARGE, tr.get(f.key("a")));
+    assertFdbError(FdbErrors.VALUE_TOO_LARGE, tr.get(f.key("b")));
+    assertFdbError(FdbErrors.VALUE_TOO_LARGE, tr.commit());
+  }
+
+  @TestTemplate
+  void setReadVersionAfterTheReadVersionIsKnownFails2010(Fixture f) {
+    Transaction tr = f.tx();
+    long rv = await(tr.getReadVersion());
+    FdbAssertions.assertFdbErrorEitherWay(READ_VERSION_ALREADY_SET, () -> {
+      tr.setReadVersion(rv);
+      return tr.get(f.key("k"));
+    });
+  }
+
+  @TestTemplate
+  void setReadVersionToZeroOrLessFails2011(Fixture f) {
+    Transaction tr = f.tx();
+    FdbAssertions.assertFdbErrorEitherWay(FdbErrors.VERSION_INVALID, () -> {
+      tr.setReadVersion(0);
+      return tr.get(f.key("k"));
+    });
   }
 }
