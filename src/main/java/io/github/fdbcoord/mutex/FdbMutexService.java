@@ -538,6 +538,12 @@ final class FdbMutexService implements MutexService {
     }
   }
 
+  /** For tests: how often this service's watcher of {@code name} has read it (0 when never watched). */
+  long watcherReads(String name) {
+    OwnershipWatcher w = watchers.get(name);
+    return w == null ? 0 : w.reads();
+  }
+
   /** For tests: the handles currently heartbeating. */
   int heartbeatingHandles() {
     return handles.size();

@@ -29,6 +29,7 @@ final class OwnershipWatcher {
   private CompletableFuture<Void> kick = new CompletableFuture<>();
   private CompletableFuture<Void> watch;
   private boolean closed;
+  private final java.util.concurrent.atomic.AtomicLong reads = new java.util.concurrent.atomic.AtomicLong();
 
   OwnershipWatcher(FdbMutexService service, String name) {
     this.service = service;
@@ -155,6 +156,11 @@ final class OwnershipWatcher {
     }
   }
 
+  /** How many times this watcher read the mutex (each wake-up is one read). */
+  long reads() {
+    return reads.get();
+  }
+
   // ---------------------------------------------------------------- the loop
 
   private record Snapshot(FencingToken generation, MutexOwner owner, List<LockEvent> events, CompletableFuture<Void> watch) {}
@@ -175,6 +181,7 @@ final class OwnershipWatcher {
       }
       myKick = kick;
     }
+    reads.incrementAndGet();
     FencingToken from = readFrom(ws, ss);
     service.transact(tr -> service.schema.readGeneration(tr, name)
             .thenCombine(service.schema.readOwner(tr.snapshot(), name), Snapshot0::new)
