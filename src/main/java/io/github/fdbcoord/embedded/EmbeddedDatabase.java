@@ -1,0 +1,359 @@
+package io.github.fdbcoord.embedded;
+
+import com.apple.foundationdb.Database;
+import com.apple.foundationdb.DatabaseOptions;
+import com.apple.foundationdb.EventKeeper;
+import com.apple.foundationdb.KeyRangeArrayResult;
+import com.apple.foundationdb.ReadTransaction;
+import com.apple.foundationdb.Tenant;
+import com.apple.foundationdb.Transaction;
+import com.apple.foundationdb.tuple.Tuple;
+import io.github.fdbcoord.fdb.FdbErrors;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+
+/**
+ * An in-process implementation of fdb-java's {@link Database} with FoundationDB's transaction
+ * semantics: serializable transactions at a read version, conflict detection, read-your-writes,
+ * atomic operations, versionstamps and watches. In memory by default, durable in a data directory
+ * when one is configured. fdb-java's own layers ({@code DirectoryLayer}, {@code Subspace},
+ * {@code Tuple}) run on it unchanged.
+ *
+ * <pre>{@code
+ * try (EmbeddedDatabase db = EmbeddedDatabase.inMemory()) {
+ *   db.run(tr -> { tr.set(key, value); return null; });
+ * }
+ * }</pre>
+ */
+public final class EmbeddedDatabase implements Database {
+  /** Per-database defaults for new transactions (database options). */
+  static final class Defaults {
+    volatile long timeoutMillis;
+    volatile long retryLimit = -1;
+    volatile long maxRetryDelayMillis = 1000;
+    volatile long sizeLimit = Engine.TRANSACTION_SIZE_LIMIT;
+    volatile boolean snapshotRywDisabled;
+  }
+
+  private final Engine engine;
+  private final Executor executor;
+  private final ExecutorService ownedExecutor;
+  private final Defaults defaults = new Defaults();
+  private final DatabaseOptions options = new DatabaseOptions(this::setOption);
+
+  private EmbeddedDatabase(Engine engine, Executor executor, ExecutorService ownedExecutor) {
+    this.engine = engine;
+    this.executor = executor;
+    this.ownedExecutor = ownedExecutor;
+  }
+
+  /** A new, empty database in memory. */
+  public static EmbeddedDatabase inMemory() {
+    return open(EmbeddedOptions.inMemory());
+  }
+
+  /**
+   * Opens a database. With a data directory, what is stored there is recovered first and every
+   * later commit is acknowledged only once it is on disk.
+   *
+   * @throws java.io.UncheckedIOException when the data directory cannot be opened or recovered
+   */
+  public static EmbeddedDatabase open(EmbeddedOptions options) {
+    ExecutorService owned = null;
+    Executor executor = options.executor();
+    if (executor == null) {
+      owned = Executors.newCachedThreadPool(daemonThreads());
+      executor = owned;
+    }
+    Engine engine = DurableStore.open(options);
+    return new EmbeddedDatabase(engine, executor, owned);
+  }
+
+  private static java.util.concurrent.ThreadFactory daemonThreads() {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, "fdb-embedded-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
+  Defaults defaults() {
+    return defaults;
+  }
+
+  /** The engine's options, as opened. */
+  public EmbeddedOptions embeddedOptions() {
+    return engine.options;
+  }
+
+  @Override
+  public Transaction createTransaction(Executor e) {
+    return createTransaction(e, null);
+  }
+
+  @Override
+  public Transaction createTransaction(Executor e, EventKeeper eventKeeper) {
+    engine.checkUsable();
+    return new EmbeddedTransaction(this, engine, e, defaults);
+  }
+
+  @Override
+  public DatabaseOptions options() {
+    return options;
+  }
+
+  private void setOption(int code, byte[] param) {
+    switch (code) {
+      case 20:
+        engine.watches.setMaxWatches((int) EmbeddedTransaction.intParam(param, 0, 1_000_000));
+        break;
+      case 26:
+        defaults.snapshotRywDisabled = false;
+        break;
+      case 27:
+        defaults.snapshotRywDisabled = true;
+        break;
+      case 500:
+        defaults.timeoutMillis = EmbeddedTransaction.intParam(param, 0, Integer.MAX_VALUE);
+        break;
+      case 501:
+        defaults.retryLimit = EmbeddedTransaction.intParam(param, -1, Integer.MAX_VALUE);
+        break;
+      case 502:
+        defaults.maxRetryDelayMillis = EmbeddedTransaction.intParam(param, 0, Integer.MAX_VALUE);
+        break;
+      case 503:
+        defaults.sizeLimit = EmbeddedTransaction.intParam(param, 32, Engine.TRANSACTION_SIZE_LIMIT);
+        break;
+      default:
+        // Location cache, machine/datacenter ids, tracing: nothing to do in one process.
+        break;
+    }
+  }
+
+  @Override
+  public Executor getExecutor() {
+    return executor;
+  }
+
+  // ---------------------------------------------------------------- retry loops
+
+  @Override
+  public <T> T run(Function<? super Transaction, T> retryable, Executor e) {
+    Transaction t = createTransaction(e);
+    try {
+      while (true) {
+        try {
+          T result = retryable.apply(t);
+          t.commit().join();
+          return result;
+        } catch (RuntimeException err) {
+          t = t.onError(err).join();
+        }
+      }
+    } finally {
+      t.close();
+    }
+  }
+
+  @Override
+  public <T> T read(Function<? super ReadTransaction, T> retryable, Executor e) {
+    return run(retryable, e);
+  }
+
+  @Override
+  public <T> CompletableFuture<T> runAsync(Function<? super Transaction, ? extends CompletableFuture<T>> retryable,
+      Executor e) {
+    return new RetryLoop<T>(createTransaction(e), retryable).start();
+  }
+
+  @Override
+  public <T> CompletableFuture<T> readAsync(
+      Function<? super ReadTransaction, ? extends CompletableFuture<T>> retryable, Executor e) {
+    return runAsync(retryable, e);
+  }
+
+  /**
+   * FoundationDB's retry loop: run the body, commit, and on error let {@code onError} decide
+   * whether to retry. Iterative, so bodies and commits that complete at once (in memory, with no
+   * latency) do not grow the stack.
+   */
+  private static final class RetryLoop<T> {
+    private final Function<? super Transaction, ? extends CompletableFuture<T>> body;
+    private final CompletableFuture<T> result = new CompletableFuture<>();
+    private Transaction tr;
+
+    RetryLoop(Transaction tr, Function<? super Transaction, ? extends CompletableFuture<T>> body) {
+      this.tr = tr;
+      this.body = body;
+    }
+
+    CompletableFuture<T> start() {
+      loop();
+      return result.whenComplete((v, t) -> tr.close());
+    }
+
+    private void loop() {
+      while (true) {
+        CompletableFuture<T> attempt = attempt();
+        if (!attempt.isDone()) {
+          attempt.whenComplete((v, t) -> {
+            if (handle(v, t)) {
+              loop();
+            }
+          });
+          return;
+        }
+        T value = null;
+        Throwable error = null;
+        try {
+          value = attempt.join();
+        } catch (CompletionException e) {
+          error = e.getCause();
+        } catch (RuntimeException e) {
+          error = e;
+        }
+        if (!handle(value, error)) {
+          return;
+        }
+      }
+    }
+
+    /** One try: the body, then the commit; the value once both succeed. */
+    private CompletableFuture<T> attempt() {
+      CompletableFuture<T> ran;
+      try {
+        ran = body.apply(tr);
+      } catch (RuntimeException e) {
+        ran = CompletableFuture.failedFuture(e);
+      }
+      if (ran == null) {
+        ran = CompletableFuture.failedFuture(new NullPointerException("retryable returned a null future"));
+      }
+      return ran.thenCompose(v -> tr.commit().thenApply(x -> v));
+    }
+
+    /** Returns true when the loop should go on synchronously; false when finished or continuing later. */
+    private boolean handle(T value, Throwable error) {
+      if (error == null) {
+        result.complete(value);
+        return false;
+      }
+      if (error instanceof CompletionException && error.getCause() != null) {
+        error = error.getCause();
+      }
+      if (!(error instanceof RuntimeException)) {
+        result.completeExceptionally(error);
+        return false;
+      }
+      CompletableFuture<Transaction> next = tr.onError(error);
+      if (next.isDone() && !next.isCompletedExceptionally()) {
+        tr = next.join();
+        return true;
+      }
+      next.whenComplete((t, err) -> {
+        if (err != null) {
+          result.completeExceptionally(err instanceof CompletionException && err.getCause() != null
+              ? err.getCause() : err);
+        } else {
+          tr = t;
+          loop();
+        }
+      });
+      return false;
+    }
+  }
+
+  // ---------------------------------------------------------------- unsupported features
+
+  @Override
+  public Tenant openTenant(Tuple tenantName) {
+    throw FdbErrors.error(FdbErrors.UNSUPPORTED_OPERATION);
+  }
+
+  @Override
+  public Tenant openTenant(byte[] tenantName, Executor e) {
+    throw FdbErrors.error(FdbErrors.UNSUPPORTED_OPERATION);
+  }
+
+  @Override
+  public Tenant openTenant(Tuple tenantName, Executor e) {
+    throw FdbErrors.error(FdbErrors.UNSUPPORTED_OPERATION);
+  }
+
+  @Override
+  public Tenant openTenant(byte[] tenantName, Executor e, EventKeeper eventKeeper) {
+    throw FdbErrors.error(FdbErrors.UNSUPPORTED_OPERATION);
+  }
+
+  @Override
+  public Tenant openTenant(Tuple tenantName, Executor e, EventKeeper eventKeeper) {
+    throw FdbErrors.error(FdbErrors.UNSUPPORTED_OPERATION);
+  }
+
+  @Override
+  public double getMainThreadBusyness() {
+    return 0;
+  }
+
+  @Override
+  public CompletableFuture<byte[]> purgeBlobGranules(byte[] b, byte[] e, long v, boolean force, Executor ex) {
+    return Unsupported.future();
+  }
+
+  @Override
+  public CompletableFuture<Void> waitPurgeGranulesComplete(byte[] purgeKey, Executor ex) {
+    return Unsupported.future();
+  }
+
+  @Override
+  public CompletableFuture<Boolean> blobbifyRange(byte[] b, byte[] e, Executor ex) {
+    return Unsupported.future();
+  }
+
+  @Override
+  public CompletableFuture<Boolean> blobbifyRangeBlocking(byte[] b, byte[] e, Executor ex) {
+    return Unsupported.future();
+  }
+
+  @Override
+  public CompletableFuture<Boolean> unblobbifyRange(byte[] b, byte[] e, Executor ex) {
+    return Unsupported.future();
+  }
+
+  @Override
+  public CompletableFuture<KeyRangeArrayResult> listBlobbifiedRanges(byte[] b, byte[] e, int limit, Executor ex) {
+    return Unsupported.future();
+  }
+
+  @Override
+  public CompletableFuture<Long> verifyBlobRange(byte[] b, byte[] e, long v, Executor ex) {
+    return Unsupported.future();
+  }
+
+  @Override
+  public CompletableFuture<Boolean> flushBlobRange(byte[] b, byte[] e, boolean compact, long v, Executor ex) {
+    return Unsupported.future();
+  }
+
+  @Override
+  public CompletableFuture<byte[]> getClientStatus(Executor e) {
+    return CompletableFuture.completedFuture("{\"Healthy\":true,\"Engine\":\"embedded\"}".getBytes());
+  }
+
+  /** Waits for outstanding durable commits, fails pending watches, and releases the data directory. */
+  @Override
+  public void close() {
+    engine.close();
+    if (ownedExecutor != null) {
+      ownedExecutor.shutdown();
+    }
+  }
+}

@@ -1,0 +1,401 @@
+package io.github.fdbcoord.embedded;
+
+import com.apple.foundationdb.FDBException;
+import io.github.fdbcoord.fdb.FdbErrors;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The shared state of one embedded database: versions, the multi-version data, the resolver's
+ * conflict history, watches and (when durable) the commit log. Transactions read lock-free at
+ * their read version; commits are resolved and applied one at a time under {@link #commitLock}.
+ */
+final class Engine implements AutoCloseable {
+  /** FoundationDB's MVCC window and maximum transaction life: 5 seconds at 1,000,000 versions/s. */
+  static final long MAX_READ_TRANSACTION_LIFE_VERSIONS = 5_000_000L;
+  static final int KEY_SIZE_LIMIT = 10_000;
+  static final int SYSTEM_KEY_SIZE_LIMIT = 30_000;
+  static final int VALUE_SIZE_LIMIT = 100_000;
+  static final long TRANSACTION_SIZE_LIMIT = 10_000_000L;
+  /** GRV advances an idle database's version only past this much clock drift, to spare the lock. */
+  private static final long IDLE_ADVANCE_VERSIONS = 1_000L;
+  private static final long MAINTENANCE_INTERVAL_VERSIONS = 500_000L;
+
+  final VersionedStore store = new VersionedStore();
+  final Watches watches = new Watches();
+  final ScheduledExecutorService timer;
+  final EmbeddedOptions options;
+  final long readLatencyNanos;
+  final long commitLatencyNanos;
+
+  private final ConflictHistory history = new ConflictHistory();
+  private final ReentrantLock commitLock = new ReentrantLock();
+  private final long baseVersion;
+  private final long baseNanos;
+  private final DurableLog log;
+  /** Newest version whose commit is applied and (when durable) on disk: what new readers see. */
+  private volatile long visibleVersion;
+  /** Newest version handed to a commit or to an idle advance. Guarded by commitLock. */
+  private long lastAssigned;
+  /** Completes when everything assigned so far is durable (null in memory). Guarded by commitLock. */
+  private CompletableFuture<Void> lastDurable = CompletableFuture.completedFuture(null);
+  private long lastMaintenance;
+  private volatile FDBException failure;
+  private volatile boolean closed;
+
+  Engine(EmbeddedOptions options, DurableLog log, long recoveredVersion) {
+    this.options = options;
+    this.log = log;
+    this.readLatencyNanos = options.readLatency().toNanos();
+    this.commitLatencyNanos = options.commitLatency().toNanos();
+    this.baseVersion = Math.max(recoveredVersion + 1, System.currentTimeMillis() * 1000L);
+    this.baseNanos = System.nanoTime();
+    this.visibleVersion = Math.max(recoveredVersion, baseVersion);
+    this.lastAssigned = visibleVersion;
+    this.lastMaintenance = visibleVersion;
+    ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, r -> {
+      Thread th = new Thread(r, "fdb-embedded-timer");
+      th.setDaemon(true);
+      return th;
+    });
+    t.setRemoveOnCancelPolicy(true);
+    this.timer = t;
+  }
+
+  /** The version clock: about 1,000,000 versions per second. */
+  long clock() {
+    return baseVersion + (System.nanoTime() - baseNanos) / 1000L;
+  }
+
+  /** Whether a transaction reading at {@code readVersion} is past FoundationDB's 5-second window. */
+  boolean tooOld(long readVersion) {
+    return clock() - readVersion > MAX_READ_TRANSACTION_LIFE_VERSIONS;
+  }
+
+  long oldestReadable() {
+    return clock() - MAX_READ_TRANSACTION_LIFE_VERSIONS;
+  }
+
+  long visibleVersion() {
+    return visibleVersion;
+  }
+
+  void checkUsable() {
+    if (closed) {
+      throw FdbErrors.error(FdbErrors.OPERATION_CANCELLED);
+    }
+    FDBException f = failure;
+    if (f != null) {
+      throw f;
+    }
+  }
+
+  /**
+   * A read version: the newest visible version. When nothing is being committed the version moves
+   * on with the clock, as FoundationDB's does, so an idle database's readers are not "too old".
+   */
+  long grantReadVersion() {
+    checkUsable();
+    long visible = visibleVersion;
+    long now = clock();
+    if (now - visible > IDLE_ADVANCE_VERSIONS && commitLock.tryLock()) {
+      try {
+        if (lastAssigned == visibleVersion && lastDurable.isDone()) {
+          long v = Math.max(now, lastAssigned);
+          lastAssigned = v;
+          visibleVersion = v;
+          return v;
+        }
+      } finally {
+        commitLock.unlock();
+      }
+    }
+    return visible;
+  }
+
+  /** What a transaction hands over at commit. */
+  static final class CommitRequest {
+    long readVersion;
+    /** Flattened [begin, end) pairs. */
+    List<byte[]> readConflicts;
+    List<byte[]> writeConflicts;
+    /** Cleared ranges, begin to end, non-overlapping. */
+    TreeMap<byte[], byte[]> clearedRanges;
+    TreeMap<byte[], PendingWrite> writes;
+    /** SET_VERSIONSTAMPED_KEY operands with their values: key template (offset suffix included), value. */
+    List<byte[][]> stampedKeys;
+    List<Watches.Watch> watches;
+  }
+
+  /** Outcome of a commit, delivered once the commit is durable (or failed). */
+  static final class CommitResult {
+    final long version;
+    final List<Watches.Watch> fired;
+
+    CommitResult(long version, List<Watches.Watch> fired) {
+      this.version = version;
+      this.fired = fired;
+    }
+  }
+
+  /**
+   * Resolves and applies a commit. Returns a future that completes (on the commit log's thread, or
+   * at once in memory) once the commit is visible; the caller moves completion to its executor.
+   */
+  CompletableFuture<CommitResult> commit(CommitRequest req) {
+    boolean readOnly = req.writeConflicts.isEmpty() && req.writes == null && req.clearedRanges == null
+        && req.stampedKeys == null;
+    List<Watches.Watch> fired = new ArrayList<>();
+    CompletableFuture<Void> durable;
+    long version;
+    commitLock.lock();
+    try {
+      checkUsable();
+      if (readOnly) {
+        registerWatches(req.watches, fired);
+        durable = lastDurable;
+        version = -1;
+      } else {
+        if (tooOld(req.readVersion) || !history.canCheck(req.readVersion)) {
+          throw FdbErrors.error(FdbErrors.TRANSACTION_TOO_OLD);
+        }
+        List<byte[]> reads = req.readConflicts;
+        for (int i = 0; i < reads.size(); i += 2) {
+          if (history.conflicts(reads.get(i), reads.get(i + 1), req.readVersion)) {
+            throw FdbErrors.error(FdbErrors.NOT_COMMITTED);
+          }
+        }
+        version = Math.max(lastAssigned + 1, clock());
+        lastAssigned = version;
+        List<byte[]> writes = req.writeConflicts;
+        for (int i = 0; i < writes.size(); i += 2) {
+          history.write(writes.get(i), writes.get(i + 1), version);
+        }
+        LogRecordWriter record = log == null ? null : new LogRecordWriter();
+        apply(req, version, record, fired);
+        registerWatches(req.watches, fired);
+        if (log == null) {
+          visibleVersion = version;
+          durable = null;
+        } else {
+          durable = appendToLog(version, record.toByteArray());
+        }
+        maybeMaintain(version);
+      }
+    } catch (FDBException e) {
+      return CompletableFuture.failedFuture(e);
+    } finally {
+      commitLock.unlock();
+    }
+    CommitResult result = new CommitResult(version, fired);
+    if (durable == null) {
+      watches.fire(fired);
+      return CompletableFuture.completedFuture(result);
+    }
+    return durable.thenApply(v -> {
+      watches.fire(fired);
+      return result;
+    });
+  }
+
+  private CompletableFuture<Void> appendToLog(long version, byte[] payload) {
+    CompletableFuture<Void> appended = log.append(version, payload);
+    CompletableFuture<Void> visible = appended.handle((v, t) -> {
+      if (t != null) {
+        failure = new FDBException("Embedded engine's commit log failed: " + t.getMessage(), FdbErrors.INTERNAL_ERROR);
+        throw failure;
+      }
+      advanceVisible(version);
+      return null;
+    });
+    lastDurable = visible;
+    return visible;
+  }
+
+  private void advanceVisible(long version) {
+    // The log completes appends in order, but be monotonic regardless.
+    synchronized (this) {
+      if (version > visibleVersion) {
+        visibleVersion = version;
+      }
+    }
+  }
+
+  private void registerWatches(List<Watches.Watch> requested, List<Watches.Watch> fired) {
+    if (requested == null) {
+      return;
+    }
+    for (Watches.Watch w : requested) {
+      Watches.Watch now = watches.register(w, store.latest(w.key));
+      if (now != null) {
+        fired.add(now);
+      }
+    }
+  }
+
+  private void apply(CommitRequest req, long version, LogRecordWriter record, List<Watches.Watch> fired) {
+    long oldest = oldestReadable();
+    boolean watching = !watches.isEmpty();
+    if (req.clearedRanges != null) {
+      for (Map.Entry<byte[], byte[]> r : req.clearedRanges.entrySet()) {
+        byte[] begin = r.getKey();
+        byte[] end = r.getValue();
+        for (Map.Entry<byte[], VersionedStore.Version> e : store.range(begin, end).entrySet()) {
+          if (e.getValue().value != null) {
+            store.put(e.getKey(), null, version, oldest);
+          }
+        }
+        if (record != null) {
+          record.clearRange(begin, end);
+        }
+        if (watching) {
+          for (byte[] k : watches.keysIn(begin, end)) {
+            watches.changed(k, null, fired);
+          }
+        }
+      }
+    }
+    if (req.writes != null) {
+      byte[] stamp = null;
+      for (Map.Entry<byte[], PendingWrite> e : req.writes.entrySet()) {
+        byte[] key = e.getKey();
+        PendingWrite w = e.getValue();
+        byte[] value;
+        switch (w.kind) {
+          case KNOWN:
+            value = w.value;
+            break;
+          case DEPENDENT:
+            value = w.applyOps(store.latest(key));
+            break;
+          default:
+            if (stamp == null) {
+              stamp = versionstamp(version);
+            }
+            value = w.applyOps(fillStamp(w.stampOperand, stamp));
+            break;
+        }
+        set(key, value, version, oldest, record, watching, fired);
+      }
+    }
+    if (req.stampedKeys != null) {
+      byte[] stamp = versionstamp(version);
+      for (byte[][] kv : req.stampedKeys) {
+        set(fillStamp(kv[0], stamp), kv[1], version, oldest, record, watching, fired);
+      }
+    }
+  }
+
+  private void set(byte[] key, byte[] value, long version, long oldest, LogRecordWriter record, boolean watching,
+      List<Watches.Watch> fired) {
+    if (value == null && store.latest(key) == null) {
+      return;
+    }
+    store.put(key, value, version, oldest);
+    if (record != null) {
+      if (value == null) {
+        record.clear(key);
+      } else {
+        record.set(key, value);
+      }
+    }
+    if (watching) {
+      watches.changed(key, value, fired);
+    }
+  }
+
+  /** FoundationDB's 10-byte versionstamp: 8-byte big-endian commit version, 2-byte batch order. */
+  static byte[] versionstamp(long version) {
+    return ByteBuffer.allocate(10).putLong(version).putShort((short) 0).array();
+  }
+
+  /** Replaces the placeholder at the operand's little-endian offset suffix and drops the suffix. */
+  static byte[] fillStamp(byte[] operand, byte[] stamp) {
+    int offset = stampOffset(operand);
+    byte[] out = new byte[operand.length - 4];
+    System.arraycopy(operand, 0, out, 0, out.length);
+    System.arraycopy(stamp, 0, out, offset, 10);
+    return out;
+  }
+
+  /** The placeholder offset of a versionstamped operand, or -1 when it is malformed. */
+  static int stampOffset(byte[] operand) {
+    if (operand.length < 4) {
+      return -1;
+    }
+    int n = operand.length;
+    int offset = (operand[n - 4] & 0xff) | (operand[n - 3] & 0xff) << 8 | (operand[n - 2] & 0xff) << 16
+        | (operand[n - 1] & 0xff) << 24;
+    if (offset < 0 || offset + 10 > n - 4) {
+      return -1;
+    }
+    return offset;
+  }
+
+  /** Trims the resolver's history and dead tombstones about twice a second of versions. */
+  private void maybeMaintain(long version) {
+    if (version - lastMaintenance < MAINTENANCE_INTERVAL_VERSIONS) {
+      return;
+    }
+    lastMaintenance = version;
+    long oldest = oldestReadable();
+    history.forgetBefore(oldest);
+    store.sweepTombstones(oldest);
+  }
+
+  /** Replays one recovered commit (startup only, before any transaction). */
+  void replay(long version, byte[] payload) {
+    LogRecordWriter.replay(payload, new LogRecordWriter.Visitor() {
+      @Override
+      public void set(byte[] key, byte[] value) {
+        store.replaySet(key, value, version);
+      }
+
+      @Override
+      public void clear(byte[] key) {
+        store.data.remove(key);
+      }
+
+      @Override
+      public void clearRange(byte[] begin, byte[] end) {
+        store.range(begin, end).clear();
+      }
+    });
+  }
+
+  /** Runs {@code task} after {@code nanos} on the timer, then on {@code executor}. */
+  void schedule(long nanos, Executor executor, Runnable task) {
+    timer.schedule(() -> executor.execute(task), nanos, TimeUnit.NANOSECONDS);
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    CompletableFuture<Void> pending;
+    commitLock.lock();
+    try {
+      closed = true;
+      pending = lastDurable;
+    } finally {
+      commitLock.unlock();
+    }
+    pending.exceptionally(t -> null).join();
+    watches.failAll();
+    timer.shutdownNow();
+    if (log != null) {
+      log.close();
+    }
+  }
+}

@@ -1,0 +1,181 @@
+package io.github.fdbcoord.embedded;
+
+import com.apple.foundationdb.FDBException;
+import com.apple.foundationdb.KeyValue;
+import com.apple.foundationdb.MutationType;
+import com.apple.foundationdb.Transaction;
+import com.apple.foundationdb.directory.DirectoryLayer;
+import com.apple.foundationdb.directory.DirectorySubspace;
+import com.apple.foundationdb.tuple.Tuple;
+import com.apple.foundationdb.tuple.Versionstamp;
+import io.github.fdbcoord.fdb.FdbErrors;
+import io.github.fdbcoord.fdb.Versionstamps;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The engine's core behaviours, end to end through fdb-java's interfaces. */
+class EmbeddedDatabaseTest {
+  private final EmbeddedDatabase db = EmbeddedDatabase.inMemory();
+
+  @AfterEach
+  void close() {
+    db.close();
+  }
+
+  private static byte[] b(String s) {
+    return s.getBytes();
+  }
+
+  private static long le(byte[] v) {
+    return ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN).getLong();
+  }
+
+  private static byte[] le(long v) {
+    return ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(v).array();
+  }
+
+  @Test
+  void readsOwnWritesAndCommits() {
+    db.run(tr -> {
+      tr.set(b("a"), b("1"));
+      assertArrayEquals(b("1"), tr.get(b("a")).join());
+      tr.mutate(MutationType.ADD, b("n"), le(5));
+      tr.mutate(MutationType.ADD, b("n"), le(2));
+      assertEquals(7, le(tr.get(b("n")).join()));
+      return null;
+    });
+    assertArrayEquals(b("1"), db.run(tr -> tr.get(b("a")).join()));
+    List<KeyValue> all = db.run(tr -> tr.getRange(b(""), b("\u00ff".substring(0, 0) + "z")).asList().join());
+    assertEquals(2, all.size());
+  }
+
+  @Test
+  void conflictingReadWriteFailsWith1020() {
+    Transaction t1 = db.createTransaction();
+    Transaction t2 = db.createTransaction();
+    t1.get(b("k")).join();
+    t2.get(b("k")).join();
+    t1.set(b("k"), b("1"));
+    t2.set(b("k"), b("2"));
+    t1.commit().join();
+    CompletionException e = assertThrows(CompletionException.class, () -> t2.commit().join());
+    assertEquals(FdbErrors.NOT_COMMITTED, ((FDBException) e.getCause()).getCode());
+  }
+
+  @Test
+  void snapshotReadDoesNotConflict() {
+    Transaction t1 = db.createTransaction();
+    Transaction t2 = db.createTransaction();
+    t1.get(b("k")).join();
+    t2.snapshot().get(b("k")).join();
+    t1.set(b("k"), b("1"));
+    t2.set(b("k"), b("2"));
+    t1.commit().join();
+    t2.commit().join();
+    assertArrayEquals(b("2"), db.run(tr -> tr.get(b("k")).join()));
+  }
+
+  @Test
+  void concurrentIncrementsAreSerializable() {
+    int threads = 8;
+    int each = 200;
+    List<CompletableFuture<Void>> all = new ArrayList<>();
+    for (int i = 0; i < threads; i++) {
+      all.add(CompletableFuture.runAsync(() -> {
+        for (int j = 0; j < each; j++) {
+          db.run(tr -> {
+            byte[] v = tr.get(b("counter")).join();
+            long n = v == null ? 0 : le(v);
+            tr.set(b("counter"), le(n + 1));
+            return null;
+          });
+        }
+      }));
+    }
+    CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).join();
+    assertEquals(threads * each, le(db.run(tr -> tr.get(b("counter")).join())));
+  }
+
+  @Test
+  void versionstampedKeysOrderByCommit() {
+    List<byte[]> stamps = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      Transaction tr = db.createTransaction();
+      tr.mutate(MutationType.SET_VERSIONSTAMPED_KEY,
+          Versionstamps.packKey(b("q/"), Tuple.from(Versionstamp.incomplete(i))), b("v" + i));
+      CompletableFuture<byte[]> vs = tr.getVersionstamp();
+      tr.commit().join();
+      stamps.add(vs.join());
+      tr.close();
+    }
+    List<KeyValue> rows = db.run(tr -> tr.getRange(b("q/"), b("q0")).asList().join());
+    assertEquals(5, rows.size());
+    for (int i = 0; i < 5; i++) {
+      Tuple t = Tuple.fromBytes(rows.get(i).getKey(), 2, rows.get(i).getKey().length - 2);
+      assertArrayEquals(stamps.get(i), t.getVersionstamp(0).getTransactionVersion());
+    }
+  }
+
+  @Test
+  void watchFiresOnChangeOnly() throws Exception {
+    db.run(tr -> {
+      tr.set(b("w"), b("x"));
+      return null;
+    });
+    CompletableFuture<Void> watch = db.run(tr -> tr.watch(b("w")));
+    db.run(tr -> {
+      tr.set(b("w"), b("x"));
+      return null;
+    });
+    Thread.sleep(50);
+    assertFalse(watch.isDone());
+    db.run(tr -> {
+      tr.set(b("w"), b("y"));
+      return null;
+    });
+    watch.get(2, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void deferredWriteErrorsFailTheCommit() {
+    Transaction tr = db.createTransaction();
+    tr.set(new byte[10_001], b("v"));
+    CompletionException e = assertThrows(CompletionException.class, () -> tr.commit().join());
+    assertEquals(FdbErrors.KEY_TOO_LARGE, ((FDBException) e.getCause()).getCode());
+    assertNull(db.run(t -> t.get(new byte[10_001]).join()));
+  }
+
+  @Test
+  void directoryLayerRunsUnchanged() {
+    DirectoryLayer dl = new DirectoryLayer();
+    List<CompletableFuture<DirectorySubspace>> created = new ArrayList<>();
+    IntStream.range(0, 32).forEach(i -> created.add(dl.createOrOpen(db, List.of("apps", "app" + i))));
+    Set<String> prefixes = new HashSet<>();
+    for (CompletableFuture<DirectorySubspace> f : created) {
+      prefixes.add(Tuple.from(f.join().getKey()).toString());
+    }
+    assertEquals(32, prefixes.size());
+    assertTrue(dl.exists(db, List.of("apps", "app7")).join());
+    assertEquals(32, dl.list(db, List.of("apps")).join().size());
+    dl.remove(db, List.of("apps")).join();
+    assertFalse(dl.exists(db, List.of("apps", "app7")).join());
+  }
+}
