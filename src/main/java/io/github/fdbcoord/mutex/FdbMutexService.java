@@ -488,8 +488,8 @@ final class FdbMutexService implements MutexService {
     public CompletableFuture<MutexOwner> heartbeat() {
       return FdbMutexService.this.heartbeat(name, owner, token).whenComplete((r, e) -> {
         if (e instanceof MutexException && !released) {
-          lost.complete((MutexException) e);
           stopHeartbeats();
+          lost.complete((MutexException) e);
         }
       });
     }
