@@ -15,11 +15,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** Owners that stop heartbeating, late heartbeats and releases, racing reapers; and the reference implementation's defects. */
 class MutexFaultTest extends MutexTestSupport {
   private static final Duration LEASE = Duration.ofMillis(400);
-  private static final Duration HEARTBEAT = Duration.ofMillis(100);
+  private static final Duration HEARTBEAT = Duration.ofMillis(200);
 
   @Test
   void silentOwnerIsReplacedWithinLeasePlusOneHeartbeatInterval() {
-    FdbMutexService s = service(fast());
+    FdbMutexService s = service(fast().heartbeatInterval(HEARTBEAT));
     FencingToken ta = await(s.tryAcquire("m", "a")).token().orElseThrow();
     CompletableFuture<MutexHandle> b = s.acquire("m", "b", Duration.ofSeconds(10));
     for (int i = 0; i < 3; i++) {
