@@ -209,21 +209,18 @@ final class FdbMutexService implements MutexService {
   }
 
   @Override
-  public MutexSubscription subscribe(String name, Consumer<LockEvent> listener) {
-    return subscribeAsync(name, listener).join();
-  }
-
-  /**
-   * As {@link #subscribe}, completing once the subscription has read the mutex's current
-   * generation: every transition committed after that is delivered.
-   */
-  CompletableFuture<MutexSubscription> subscribeAsync(String name, Consumer<LockEvent> listener) {
+  public CompletableFuture<MutexSubscription> subscribe(String name, Consumer<LockEvent> listener) {
     checkName(name, "mutex name");
     if (listener == null) {
       throw new IllegalArgumentException("listener must not be null");
     }
     checkOpen(name);
-    return watcher(name).subscribe(listener);
+    while (true) {
+      CompletableFuture<MutexSubscription> s = watcher(name).subscribe(listener);
+      if (s != null) {
+        return s;
+      }
+    }
   }
 
   // ================================================================ transitions
@@ -316,6 +313,11 @@ final class FdbMutexService implements MutexService {
     return watchers.computeIfAbsent(name, n -> new OwnershipWatcher(this, n));
   }
 
+  /** An idle watcher leaves the map, so watching many names over time keeps no garbage. */
+  void retire(OwnershipWatcher w, String name) {
+    watchers.remove(name, w);
+  }
+
   boolean isClosed() {
     return closed;
   }
@@ -393,7 +395,7 @@ final class FdbMutexService implements MutexService {
       if (remaining <= 0 || result.isDone()) {
         return giveUp(ticket);
       }
-      OwnershipWatcher.Waiter w = watcher(name).await(owner, ticket);
+      OwnershipWatcher.Waiter w = register(ticket);
       waiter = w;
       if (timeout != null) {
         ScheduledFuture<?> timer = scheduler.schedule(
@@ -415,6 +417,16 @@ final class FdbMutexService implements MutexService {
             return giveUp(ticket);
         }
       }, executor);
+    }
+
+    private OwnershipWatcher.Waiter register(Versionstamp ticket) {
+      while (true) {
+        OwnershipWatcher.Waiter w = watcher(name).await(owner, ticket);
+        if (w != null) {
+          return w;
+        }
+        // That watcher retired between lookup and registration: the next lookup makes a fresh one.
+      }
     }
 
     /** Timed out or cancelled: leave the queue, unless the mutex was granted meanwhile. */

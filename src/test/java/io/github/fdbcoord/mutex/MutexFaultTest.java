@@ -41,7 +41,7 @@ class MutexFaultTest extends MutexTestSupport {
   void evictedOwnersLateHeartbeatAndReleaseFailAndDoNotDisturbTheNewOwner() throws Exception {
     FdbMutexService s = service(fast());
     List<LockEvent> events = new CopyOnWriteArrayList<>();
-    await(s.subscribeAsync("m", events::add));
+    await(s.subscribe("m", events::add));
     FencingToken ta = await(s.tryAcquire("m", "a")).token().orElseThrow();
     MutexHandle b = await(s.acquire("m", "b", Duration.ofSeconds(10)));
     eventually("b heartbeats", Duration.ofSeconds(5), () -> await(s.state("m")).owner().orElseThrow().heartbeats() > 0);
@@ -123,7 +123,7 @@ class MutexFaultTest extends MutexTestSupport {
     FdbMutexService s1 = service(fast());
     FdbMutexService s2 = service(fast());
     List<LockEvent> events = new CopyOnWriteArrayList<>();
-    await(s1.subscribeAsync("m", events::add));
+    await(s1.subscribe("m", events::add));
     await(s1.tryAcquire("m", "a"));
     await(s1.tryAcquire("m", "b"));
     CompletableFuture<MutexHandle> c = s2.acquire("m", "c", Duration.ofSeconds(10));

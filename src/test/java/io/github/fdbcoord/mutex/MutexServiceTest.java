@@ -224,7 +224,7 @@ class MutexServiceTest extends MutexTestSupport {
     FdbMutexService s = service(quiet());
     FdbMutexService other = service(quiet()); // another process: transitions are seen through the log
     List<LockEvent> seen = new CopyOnWriteArrayList<>();
-    MutexSubscription sub = await(s.subscribeAsync("m", seen::add));
+    MutexSubscription sub = await(s.subscribe("m", seen::add));
     FencingToken ta = await(other.tryAcquire("m", "a")).token().orElseThrow();
     await(other.tryAcquire("m", "b"));
     LockEvent handoff = await(other.release("m", "a"));
