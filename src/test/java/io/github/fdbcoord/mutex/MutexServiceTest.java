@@ -185,6 +185,23 @@ class MutexServiceTest extends MutexTestSupport {
   }
 
   @Test
+  void givingUpAfterTheGrantRacedKeepsTheGrant() {
+    // What a timed-out acquire does when the hand-off committed just before its leave transaction:
+    // the grant is returned, never leaked and never left in a queue.
+    FdbMutexService s = service(quiet());
+    await(s.tryAcquire("m", "a"));
+    await(s.tryAcquire("m", "b"));
+    await(s.tryAcquire("m", "c"));
+    LockEvent handoff = await(s.release("m", "a"));
+    MutexOwner kept = await(s.leaveUnlessGranted("m", "b"));
+    assertEquals(handoff.token().orElseThrow(), kept.token());
+    assertEquals(null, await(s.leaveUnlessGranted("m", "c")));
+    MutexState st = await(s.state("m"));
+    assertEquals("b", st.owner().orElseThrow().owner());
+    assertTrue(st.queue().isEmpty());
+  }
+
+  @Test
   void cancellingAnAcquireLeavesTheQueue() throws Exception {
     MutexService s = service(quiet());
     await(s.tryAcquire("m", "a"));
