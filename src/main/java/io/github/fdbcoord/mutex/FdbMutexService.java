@@ -77,7 +77,7 @@ final class FdbMutexService implements MutexService {
     return transact(tr -> tryAcquireIn(tr, name, owner));
   }
 
-  private CompletableFuture<AfterCommit<AcquireResult>> tryAcquireIn(Transaction tr, String name, String owner) {
+  CompletableFuture<AfterCommit<AcquireResult>> tryAcquireIn(Transaction tr, String name, String owner) {
     return schema.readOwner(tr, name).thenCompose(current -> {
       if (current == null) {
         return grantFree(tr, name, owner).thenApply(g -> g.map(e -> AcquireResult.held(e.sequence())));
@@ -122,9 +122,13 @@ final class FdbMutexService implements MutexService {
   public CompletableFuture<LockEvent> release(String name, String owner, FencingToken token) {
     checkName(name, "mutex name");
     checkName(owner, "owner");
-    return transact(tr -> schema.readOwner(tr, name).thenCompose(current -> isGrant(current, owner, token)
+    return transact(tr -> releaseIn(tr, name, owner, token));
+  }
+
+  CompletableFuture<AfterCommit<LockEvent>> releaseIn(Transaction tr, String name, String owner, FencingToken token) {
+    return schema.readOwner(tr, name).thenCompose(current -> isGrant(current, owner, token)
         ? endGrant(tr, name, current, true)
-        : findEarlierRelease(tr, name, owner, token, current)));
+        : findEarlierRelease(tr, name, owner, token, current));
   }
 
   /**

@@ -50,6 +50,50 @@ class MutexServiceTest extends MutexTestSupport {
     assertEquals(1, await(s.state("m")).queue().size());
   }
 
+  /**
+   * Runs {@code body} through the service's real retry loop, with a first attempt whose effect is
+   * committed (in a transaction of its own) and which then reports commit_unknown_result, as a
+   * commit whose acknowledgement was lost would: the loop retries the body.
+   */
+  private static <T> CompletableFuture<T> committedThenUnknown(
+      FdbMutexService s, java.util.function.Function<com.apple.foundationdb.Transaction, CompletableFuture<AfterCommit<T>>> body) {
+    java.util.concurrent.atomic.AtomicInteger attempts = new java.util.concurrent.atomic.AtomicInteger();
+    return s.transact(tr -> {
+      if (attempts.getAndIncrement() == 0) {
+        return s.db.runAsync(body, s.executor).thenCompose(AfterCommit::resolve).thenCompose(
+            committed -> CompletableFuture.failedFuture(
+                io.github.fdbcoord.fdb.FdbErrors.error(io.github.fdbcoord.fdb.FdbErrors.COMMIT_UNKNOWN_RESULT)));
+      }
+      return body.apply(tr);
+    });
+  }
+
+  @Test
+  void tryAcquireRetriedAfterCommitUnknownResultEnqueuesOnce() {
+    FdbMutexService s = service(quiet());
+    await(s.tryAcquire("m", "a"));
+    AcquireResult b = await(committedThenUnknown(s, tr -> s.tryAcquireIn(tr, "m", "b")));
+    assertEquals(1, b.position());
+    assertEquals(List.of("b"), await(s.state("m")).queue().stream().map(QueueEntry::owner).toList());
+    // And a grant retried the same way is the same grant.
+    AcquireResult c = await(committedThenUnknown(s, tr -> s.tryAcquireIn(tr, "free", "c")));
+    assertEquals(c.token().orElseThrow(), await(s.state("free")).owner().orElseThrow().token());
+  }
+
+  @Test
+  void releaseRetriedAfterCommitUnknownResultSucceedsOnce() {
+    FdbMutexService s = service(quiet());
+    FencingToken ta = await(s.tryAcquire("m", "a")).token().orElseThrow();
+    await(s.tryAcquire("m", "b"));
+    await(s.tryAcquire("m", "c"));
+    LockEvent e = await(committedThenUnknown(s, tr -> s.releaseIn(tr, "m", "a", ta)));
+    assertEquals(LockEvent.Type.HANDED_OFF, e.type());
+    assertEquals(Optional.of("b"), e.owner());
+    MutexState st = await(s.state("m"));
+    assertEquals("b", st.owner().orElseThrow().owner()); // not handed on a second time to "c"
+    assertEquals(List.of("c"), st.queue().stream().map(QueueEntry::owner).toList());
+  }
+
   @Test
   void concurrentTryAcquiresGrantOnceAndQueueEveryoneElseOnce() {
     MutexService s = service(quiet());
