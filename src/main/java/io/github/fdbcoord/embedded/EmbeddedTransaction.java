@@ -456,7 +456,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     if (ryw && overlapsRanges(unreadable, begin, end)) {
       throw FdbErrors.error(FdbErrors.ACCESSED_UNREADABLE);
     }
-    NavigableMap<byte[], VersionedStore.Version> stored = engine.store.range(begin, end);
+    NavigableMap<byte[], VersionedStore.Chain> stored = engine.store.range(begin, end);
     NavigableMap<byte[], PendingWrite> own = ryw && writes != null ? writes.subMap(begin, true, end, false) : null;
     if (reverse) {
       stored = stored.descendingMap();
@@ -464,7 +464,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     }
     var si = stored.entrySet().iterator();
     var wi = own == null ? null : own.entrySet().iterator();
-    Map.Entry<byte[], VersionedStore.Version> s = next(si);
+    Map.Entry<byte[], VersionedStore.Chain> s = next(si);
     Map.Entry<byte[], PendingWrite> w = wi == null ? null : next(wi);
     TreeMap<byte[], byte[]> clearedRanges = ryw ? cleared : null;
     while (s != null || w != null) {
@@ -480,7 +480,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       byte[] value;
       if (order < 0) {
         key = s.getKey();
-        value = inRanges(clearedRanges, key) ? null : VersionedStore.valueAt(s.getValue(), rv);
+        value = inRanges(clearedRanges, key) ? null : VersionedStore.valueAt(s.getValue().head, rv);
         s = next(si);
       } else {
         key = w.getKey();
@@ -491,7 +491,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
         if (pw.kind == PendingWrite.Kind.KNOWN) {
           value = pw.value;
         } else {
-          byte[] base = order == 0 ? VersionedStore.valueAt(s.getValue(), rv) : null;
+          byte[] base = order == 0 ? VersionedStore.valueAt(s.getValue().head, rv) : null;
           value = pw.applyOps(base);
         }
         if (order == 0) {
@@ -598,8 +598,8 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
 
   CompletableFuture<Long> estimatedRangeSize(byte[] begin, byte[] end) {
     long size = 0;
-    for (Map.Entry<byte[], VersionedStore.Version> e : engine.store.range(begin, end).entrySet()) {
-      byte[] v = e.getValue().value;
+    for (Map.Entry<byte[], VersionedStore.Chain> e : engine.store.range(begin, end).entrySet()) {
+      byte[] v = e.getValue().head.value;
       if (v != null) {
         size += e.getKey().length + v.length;
       }
@@ -611,8 +611,8 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     List<byte[]> points = new ArrayList<>();
     points.add(begin);
     long acc = 0;
-    for (Map.Entry<byte[], VersionedStore.Version> e : engine.store.range(begin, end).entrySet()) {
-      byte[] v = e.getValue().value;
+    for (Map.Entry<byte[], VersionedStore.Chain> e : engine.store.range(begin, end).entrySet()) {
+      byte[] v = e.getValue().head.value;
       if (v == null) {
         continue;
       }

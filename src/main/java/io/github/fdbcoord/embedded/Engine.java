@@ -29,7 +29,6 @@ final class Engine implements AutoCloseable {
   static final long TRANSACTION_SIZE_LIMIT = 10_000_000L;
   /** GRV advances an idle database's version only past this much clock drift, to spare the lock. */
   private static final long IDLE_ADVANCE_VERSIONS = 1_000L;
-  private static final long MAINTENANCE_INTERVAL_VERSIONS = 500_000L;
 
   final VersionedStore store = new VersionedStore();
   final Watches watches = new Watches();
@@ -49,7 +48,6 @@ final class Engine implements AutoCloseable {
   private long lastAssigned;
   /** Completes when everything assigned so far is durable (null in memory). Guarded by commitLock. */
   private CompletableFuture<Void> lastDurable = CompletableFuture.completedFuture(null);
-  private long lastMaintenance;
   private volatile FDBException failure;
   private volatile boolean closed;
 
@@ -62,7 +60,6 @@ final class Engine implements AutoCloseable {
     this.baseNanos = System.nanoTime();
     this.visibleVersion = Math.max(recoveredVersion, baseVersion);
     this.lastAssigned = visibleVersion;
-    this.lastMaintenance = visibleVersion;
     ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, r -> {
       Thread th = new Thread(r, "fdb-embedded-timer");
       th.setDaemon(true);
@@ -250,8 +247,8 @@ final class Engine implements AutoCloseable {
       for (Map.Entry<byte[], byte[]> r : req.clearedRanges.entrySet()) {
         byte[] begin = r.getKey();
         byte[] end = r.getValue();
-        for (Map.Entry<byte[], VersionedStore.Version> e : store.range(begin, end).entrySet()) {
-          if (e.getValue().value != null) {
+        for (Map.Entry<byte[], VersionedStore.Chain> e : store.range(begin, end).entrySet()) {
+          if (e.getValue().head.value != null) {
             store.put(e.getKey(), null, version, oldest);
           }
         }
@@ -342,13 +339,9 @@ final class Engine implements AutoCloseable {
     return offset;
   }
 
-  /** Trims the resolver's history and dead tombstones about twice a second of versions. */
+  /** Drops resolver epochs and tombstones that fell out of the MVCC window (cheap: oldest first). */
   private void maybeMaintain(long version) {
-    if (version - lastMaintenance < MAINTENANCE_INTERVAL_VERSIONS) {
-      return;
-    }
-    lastMaintenance = version;
-    long oldest = oldestReadable();
+    long oldest = version - MAX_READ_TRANSACTION_LIFE_VERSIONS;
     history.forgetBefore(oldest);
     store.sweepTombstones(oldest);
   }
@@ -363,12 +356,12 @@ final class Engine implements AutoCloseable {
 
       @Override
       public void clear(byte[] key) {
-        store.data.remove(key);
+        store.remove(key);
       }
 
       @Override
       public void clearRange(byte[] begin, byte[] end) {
-        store.range(begin, end).clear();
+        store.removeRange(begin, end);
       }
     });
   }

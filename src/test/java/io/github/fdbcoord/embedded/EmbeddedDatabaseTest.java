@@ -164,6 +164,20 @@ class EmbeddedDatabaseTest {
   }
 
   @Test
+  void rangeIteratorFetchesWhenCreated() {
+    db.run(tr -> {
+      tr.set(new byte[] {'a', 1}, new byte[] {1});
+      return null;
+    });
+    try (Transaction tr = db.createTransaction()) {
+      var it = tr.getRange(com.apple.foundationdb.Range.startsWith(new byte[] {'a'})).iterator();
+      tr.clear(com.apple.foundationdb.Range.startsWith(new byte[] {'a'}));
+      assertTrue(it.onHasNext().join());
+      assertFalse(tr.getRange(com.apple.foundationdb.Range.startsWith(new byte[] {'a'})).iterator().hasNext());
+    }
+  }
+
+  @Test
   void directoryLayerRunsUnchanged() {
     DirectoryLayer dl = new DirectoryLayer();
     List<CompletableFuture<DirectorySubspace>> created = new ArrayList<>();

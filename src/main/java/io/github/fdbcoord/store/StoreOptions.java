@@ -1,0 +1,79 @@
+package io.github.fdbcoord.store;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Which FoundationDB engine to open: the embedded one (in memory, or durable in a data
+ * directory), or a real cluster named by a cluster file.
+ */
+public final class StoreOptions {
+  /** The engine behind the store. */
+  public enum Engine { EMBEDDED, CLUSTER }
+
+  private final Engine engine;
+  private final Path dataDirectory;
+  private final Path clusterFile;
+  private final Duration latency;
+
+  private StoreOptions(Engine engine, Path dataDirectory, Path clusterFile, Duration latency) {
+    this.engine = engine;
+    this.dataDirectory = dataDirectory;
+    this.clusterFile = clusterFile;
+    this.latency = latency;
+  }
+
+  /** The embedded engine, in memory: nothing survives the process. */
+  public static StoreOptions embeddedInMemory() {
+    return new StoreOptions(Engine.EMBEDDED, null, null, Duration.ZERO);
+  }
+
+  /** The embedded engine, durable in {@code dataDirectory}. */
+  public static StoreOptions embedded(Path dataDirectory) {
+    return new StoreOptions(Engine.EMBEDDED, Objects.requireNonNull(dataDirectory, "dataDirectory"), null,
+        Duration.ZERO);
+  }
+
+  /** A real FoundationDB cluster; null means the client library's default cluster file. */
+  public static StoreOptions cluster(Path clusterFile) {
+    return new StoreOptions(Engine.CLUSTER, null, clusterFile, Duration.ZERO);
+  }
+
+  /** The same options with injected latency per read and commit (embedded engine only). */
+  public StoreOptions withLatency(Duration latency) {
+    Objects.requireNonNull(latency, "latency");
+    if (latency.isNegative()) {
+      throw new IllegalArgumentException("latency must not be negative, got " + latency);
+    }
+    return new StoreOptions(engine, dataDirectory, clusterFile, latency);
+  }
+
+  public Engine engine() {
+    return engine;
+  }
+
+  /** The embedded engine's data directory, or null in memory. */
+  public Path dataDirectory() {
+    return dataDirectory;
+  }
+
+  /** The cluster file, or null for the default one. */
+  public Path clusterFile() {
+    return clusterFile;
+  }
+
+  public Duration latency() {
+    return latency;
+  }
+
+  @Override
+  public String toString() {
+    switch (engine) {
+      case CLUSTER:
+        return "cluster(" + (clusterFile == null ? "default cluster file" : clusterFile) + ")";
+      default:
+        return dataDirectory == null ? "embedded(in memory)" : "embedded(" + dataDirectory + ")";
+    }
+  }
+}
