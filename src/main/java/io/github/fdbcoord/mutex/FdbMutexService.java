@@ -367,7 +367,9 @@ final class FdbMutexService implements MutexService {
       this.name = name;
       this.owner = owner;
       this.timeout = timeout;
-      this.deadline = timeout == null ? Long.MAX_VALUE : System.nanoTime() + Math.min(timeout.toNanos(), Long.MAX_VALUE / 4);
+      // Durations beyond ~146 years do not fit in nanoseconds: they mean "no limit" in practice.
+      long nanos = timeout == null || timeout.compareTo(Duration.ofDays(365L * 100)) > 0 ? Long.MAX_VALUE / 4 : timeout.toNanos();
+      this.deadline = System.nanoTime() + nanos;
     }
 
     CompletableFuture<MutexHandle> start() {

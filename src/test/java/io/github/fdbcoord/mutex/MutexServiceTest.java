@@ -328,6 +328,15 @@ class MutexServiceTest extends MutexTestSupport {
   }
 
   @Test
+  void hugeTimeoutMeansNoPracticalLimit() {
+    MutexService s = service(quiet());
+    MutexHandle h = await(s.acquire("m", "a", Duration.ofSeconds(Long.MAX_VALUE)));
+    assertTrue(h.isHeld());
+    await(h.release());
+    assertFalse(h.isHeld());
+  }
+
+  @Test
   void closingTheServiceFailsWaitersAndRefusesNewWork() throws Exception {
     FdbMutexService s = service(quiet());
     await(s.tryAcquire("m", "a"));

@@ -106,7 +106,7 @@ class MutualExclusionTest extends MutexTestSupport {
     Entry inside = null;
     FencingToken lastToken = null;
     Versionstamp lastTicket = null;
-    List<Versionstamp> ticketsOfFreeGrants = new ArrayList<>();
+    FencingToken lastFreeGrant = null;
     int queued = 0;
     for (Entry e : entries) {
       if (e.enter) {
@@ -123,6 +123,14 @@ class MutualExclusionTest extends MutexTestSupport {
           }
           lastTicket = e.ticket;
           queued++;
+          // Nobody overtakes a waiter: a mutex is only free when its queue is empty, so whoever
+          // was granted from the queue enqueued after the last grant of a free mutex.
+          if (lastFreeGrant != null) {
+            assertTrue(FencingToken.of(e.ticket).isNewerThan(lastFreeGrant),
+                "waiter with ticket " + e.ticket + " was overtaken by the free grant " + lastFreeGrant);
+          }
+        } else {
+          lastFreeGrant = e.token;
         }
       } else {
         if (inside == null || !inside.owner.equals(e.owner) || !inside.token.equals(e.token)) {
