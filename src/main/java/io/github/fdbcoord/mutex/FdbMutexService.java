@@ -206,6 +206,17 @@ final class FdbMutexService implements MutexService {
     return unwrapped(db.readAsync(tr -> readState(tr, name), executor));
   }
 
+  @Override
+  public CompletableFuture<java.util.List<String>> heldMutexes(String after, int limit) {
+    if (after != null) {
+      checkName(after, "after");
+    }
+    if (limit < 1 || limit > 10_000) {
+      throw new IllegalArgumentException("limit must be between 1 and 10000, got " + limit);
+    }
+    return unwrapped(db.readAsync(tr -> schema.readHeld(tr, after, limit, executor), executor));
+  }
+
   private CompletableFuture<MutexState> readState(ReadTransaction tr, String name) {
     return schema.readOwner(tr, name).thenCombine(
         schema.readQueue(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED, executor),

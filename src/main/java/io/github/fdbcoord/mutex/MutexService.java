@@ -85,6 +85,13 @@ public interface MutexService extends AutoCloseable {
   CompletableFuture<MutexState> state(String name);
 
   /**
+   * Names of the mutexes that currently have an owner, in key order, starting after {@code after}
+   * (from the first when null), at most {@code limit} (1 to 10,000) of them: page by passing the
+   * last name of the previous page.
+   */
+  CompletableFuture<java.util.List<String>> heldMutexes(String after, int limit);
+
+  /**
    * Delivers every ownership transition of mutex {@code name} committed after the returned future
    * completes (by any process), in commit order, to {@code listener} on the service's executor,
    * until the subscription is closed. Transitions are read from the mutex's event log when its

@@ -314,6 +314,19 @@ class MutexServiceTest extends MutexTestSupport {
   }
 
   @Test
+  void heldMutexesArePagedInKeyOrder() {
+    MutexService s = service(quiet());
+    for (String n : List.of("c", "a", "d", "b")) {
+      await(s.tryAcquire(n, "o"));
+    }
+    await(s.release("d", "o"));
+    assertEquals(List.of("a", "b"), await(s.heldMutexes(null, 2)));
+    assertEquals(List.of("c"), await(s.heldMutexes("b", 2)));
+    assertEquals(List.of(), await(s.heldMutexes("c", 2)));
+    assertThrows(IllegalArgumentException.class, () -> s.heldMutexes(null, 0));
+  }
+
+  @Test
   void badInputIsRefusedClearly() {
     MutexService s = service(quiet());
     assertThrows(IllegalArgumentException.class, () -> s.tryAcquire("", "a"));
