@@ -55,7 +55,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
   private long sizeLimit;
   // Options that onError resets.
   private boolean rywDisabled;
-  private boolean snapshotRywDisabled;
+  private int snapshotRyw;
   private boolean nextWriteNoConflict;
   private boolean readSystemKeys;
   private boolean accessSystemKeys;
@@ -88,7 +88,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     this.retryLimit = defaults.retryLimit;
     this.maxRetryDelayMillis = defaults.maxRetryDelayMillis;
     this.sizeLimit = defaults.sizeLimit;
-    this.snapshotRywDisabled = defaults.snapshotRywDisabled;
+    this.snapshotRyw = defaults.snapshotRyw;
     if (timeoutMillis > 0) {
       scheduleTimeout();
     }
@@ -251,7 +251,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
           if (w != null) {
             switch (w.kind) {
               case KNOWN:
-                return CompletableFuture.completedFuture(w.value);
+                return CompletableFuture.completedFuture(copy(w.value));
               case STAMPED:
                 return fail(FdbErrors.error(FdbErrors.ACCESSED_UNREADABLE));
               default:
@@ -259,7 +259,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
                 if (!snapshot) {
                   addReadConflict(key, Bytes.keyAfter(key));
                 }
-                return deliver(w.applyOps(base), true, tookReadVersion);
+                return deliver(copy(w.applyOps(base)), true, tookReadVersion);
             }
           }
           if (inRanges(cleared, key)) {
@@ -273,7 +273,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
         if (!snapshot) {
           addReadConflict(key, Bytes.keyAfter(key));
         }
-        return deliver(value, true, tookReadVersion);
+        return deliver(copy(value), true, tookReadVersion);
       }
     } catch (RuntimeException e) {
       return fail(e);
@@ -281,7 +281,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
   }
 
   private boolean seesOwnWrites(boolean snapshot) {
-    return !rywDisabled && !(snapshot && snapshotRywDisabled);
+    return !rywDisabled && !(snapshot && snapshotRyw <= 0);
   }
 
   private static boolean inRanges(TreeMap<byte[], byte[]> ranges, byte[] key) {
@@ -500,7 +500,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
         w = next(wi);
       }
       if (value != null) {
-        rows.add(new KeyValue(key, value));
+        rows.add(new KeyValue(key.clone(), value.clone()));
         if (limit > 0 && rows.size() >= limit) {
           return new Batch(rows, s != null || w != null);
         }
@@ -561,15 +561,24 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
           result = resolveSelector(sel, rv, snapshot);
         }
         if (!snapshot) {
-          byte[] lo = Bytes.min(sel.getKey(), result);
-          byte[] hi = Bytes.max(sel.getKey(), result);
-          addRangeReadConflict(lo, Bytes.min(Bytes.keyAfter(hi), Bytes.ALL_END));
+          // FoundationDB's range for a resolved selector: from the selector's base to the result.
+          byte[] base = sel.orEqual() ? Bytes.keyAfter(sel.getKey()) : sel.getKey();
+          if (sel.getOffset() <= 0) {
+            addRangeReadConflict(result, base);
+          } else {
+            addRangeReadConflict(base, Bytes.keyAfter(result));
+          }
         }
-        return deliver(result, true, tookReadVersion);
+        return deliver(result.clone(), true, tookReadVersion);
       }
     } catch (RuntimeException e) {
       return fail(e);
     }
+  }
+
+  /** Stored arrays are shared and never modified: callers get their own copies. */
+  private static byte[] copy(byte[] b) {
+    return b == null ? null : b.clone();
   }
 
   CompletableFuture<Long> readVersionFuture() {
@@ -651,6 +660,8 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
   @Override
   public synchronized void addReadConflictRange(byte[] begin, byte[] end) {
     ensureOpen();
+    begin = begin.clone();
+    end = end.clone();
     if (Bytes.compare(begin, end) > 0) {
       throw FdbErrors.error(FdbErrors.INVERTED_RANGE);
     }
@@ -667,6 +678,8 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
   @Override
   public synchronized void addWriteConflictRange(byte[] begin, byte[] end) {
     ensureOpen();
+    begin = begin.clone();
+    end = end.clone();
     if (Bytes.compare(begin, end) > 0) {
       throw FdbErrors.error(FdbErrors.INVERTED_RANGE);
     }
@@ -713,10 +726,14 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       return;
     }
     approximateSize += key.length + value.length;
+    // The caller keeps its arrays: the transaction holds copies, as the native client does.
+    key = key.clone();
+    value = value.clone();
     writeMap().put(key, PendingWrite.known(value));
     if (conflict) {
       addWriteConflict(key, Bytes.keyAfter(key));
     }
+    triggerOwnWatches(key, null, value, true);
   }
 
   @Override
@@ -734,10 +751,12 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       return;
     }
     approximateSize += key.length;
+    key = key.clone();
     writeMap().put(key, PendingWrite.known(null));
     if (conflict) {
       addWriteConflict(key, Bytes.keyAfter(key));
     }
+    triggerOwnWatches(key, null, null, true);
   }
 
   @Override
@@ -763,6 +782,8 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       return;
     }
     approximateSize += begin.length + end.length;
+    begin = begin.clone();
+    end = end.clone();
     if (writes != null) {
       writes.subMap(begin, true, end, false).clear();
     }
@@ -770,6 +791,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     if (conflict) {
       addWriteConflict(begin, end);
     }
+    triggerOwnWatches(begin, end, null, true);
   }
 
   private void addClearedRange(byte[] begin, byte[] end) {
@@ -826,6 +848,8 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       defer(FdbErrors.VALUE_TOO_LARGE);
       return;
     }
+    key = key.clone();
+    param = param.clone();
     PendingWrite current = writeMap().get(key);
     if (current == null && inRanges(cleared, key)) {
       current = PendingWrite.known(null);
@@ -845,6 +869,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     if (conflict) {
       addWriteConflict(key, Bytes.keyAfter(key));
     }
+    triggerOwnWatches(key, null, next.value, next.kind == PendingWrite.Kind.KNOWN);
   }
 
   private void mutateStampedKey(byte[] key, byte[] value, boolean conflict) {
@@ -853,10 +878,12 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       defer(FdbErrors.CLIENT_INVALID_OPERATION);
       return;
     }
-    byte[] low = Engine.fillStamp(key, new byte[10]);
+    // FoundationDB's range for the key to be: the stamp from just past the read version (when one
+    // is known) to all 0xff, and the key after that.
+    byte[] low = Engine.fillStamp(key, Engine.versionstamp(readVersion >= 0 ? readVersion + 1 : 0));
     byte[] highStamp = new byte[10];
     Arrays.fill(highStamp, (byte) 0xff);
-    byte[] high = Bytes.keyAfter(Engine.fillStamp(key, highStamp));
+    byte[] high = Bytes.min(Bytes.keyAfter(Engine.fillStamp(key, highStamp)), maxWriteKey());
     if (Bytes.compare(low, maxWriteKey()) >= 0) {
       defer(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
       return;
@@ -872,7 +899,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     if (stampedKeys == null) {
       stampedKeys = new ArrayList<>();
     }
-    stampedKeys.add(new byte[][] {key, value});
+    stampedKeys.add(new byte[][] {key.clone(), value.clone()});
     approximateSize += key.length + value.length;
     if (unreadable == null) {
       unreadable = new TreeMap<>(Bytes.ORDER);
@@ -910,6 +937,11 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       } catch (RuntimeException e) {
         return fail(e);
       }
+      // FoundationDB reads the watched key as a serializable read, with its read conflict.
+      PendingWrite own = writes == null ? null : writes.get(key);
+      if ((own == null || own.kind != PendingWrite.Kind.KNOWN) && !inRanges(cleared, key)) {
+        addReadConflict(key, Bytes.keyAfter(key));
+      }
       if (!engine.watches.reserve()) {
         return CompletableFuture.failedFuture(FdbErrors.error(FdbErrors.TOO_MANY_WATCHES));
       }
@@ -917,7 +949,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       if (watches == null) {
         watches = new ArrayList<>();
       }
-      watches.add(new Watches.Watch(key, seen, future, executor));
+      watches.add(new Watches.Watch(key.clone(), seen, future, executor));
       return future;
     }
   }
@@ -940,6 +972,26 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       return null;
     }
     return engine.store.get(key, rv);
+  }
+
+  /**
+   * A write of this transaction to a key it watches fires the watch at once when the value
+   * changes (or cannot be known before commit), as FoundationDB's read-your-writes client does.
+   */
+  private void triggerOwnWatches(byte[] begin, byte[] end, byte[] value, boolean known) {
+    if (watches == null) {
+      return;
+    }
+    watches.removeIf(w -> {
+      boolean inRange = end == null ? Arrays.equals(w.key, begin)
+          : Bytes.compare(w.key, begin) >= 0 && Bytes.compare(w.key, end) < 0;
+      if (!inRange || (known && Arrays.equals(w.seen, value))) {
+        return false;
+      }
+      engine.watches.unreserve();
+      executor.execute(() -> w.future.complete(null));
+      return true;
+    });
   }
 
   private void failWatches(FDBException error) {
@@ -1072,7 +1124,10 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
   }
 
   @Override
-  public CompletableFuture<byte[]> getVersionstamp() {
+  public synchronized CompletableFuture<byte[]> getVersionstamp() {
+    if (state == State.COMMITTING || state == State.COMMITTED) {
+      return CompletableFuture.failedFuture(FdbErrors.error(FdbErrors.USED_DURING_COMMIT));
+    }
     return versionstamp;
   }
 
@@ -1136,7 +1191,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     committedVersion = -1;
     versionstamp = new CompletableFuture<>();
     rywDisabled = false;
-    snapshotRywDisabled = database.defaults().snapshotRywDisabled;
+    snapshotRyw = database.defaults().snapshotRyw;
     nextWriteNoConflict = false;
     readSystemKeys = false;
     accessSystemKeys = false;
@@ -1181,6 +1236,9 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
         nextWriteNoConflict = true;
         break;
       case 51:
+        if (readVersion >= 0 || writes != null || cleared != null || stampedKeys != null || watches != null) {
+          throw FdbErrors.error(FdbErrors.CLIENT_INVALID_OPERATION);
+        }
         rywDisabled = true;
         break;
       case 301:
@@ -1209,10 +1267,10 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
         sizeLimit = intParam(param, 32, Engine.TRANSACTION_SIZE_LIMIT);
         break;
       case 600:
-        snapshotRywDisabled = false;
+        snapshotRyw++;
         break;
       case 601:
-        snapshotRywDisabled = true;
+        snapshotRyw--;
         break;
       default:
         // Priorities, tags, tracing, causal-read and similar options have no effect in one process.

@@ -178,6 +178,51 @@ class EmbeddedDatabaseTest {
   }
 
   @Test
+  void callersKeepTheirArrays() {
+    byte[] key = b("mine");
+    byte[] value = b("v1");
+    db.run(tr -> {
+      tr.set(key, value);
+      return null;
+    });
+    value[0] = 'X';
+    key[0] = 'X';
+    byte[] read = db.run(tr -> tr.get(b("mine")).join());
+    assertArrayEquals(b("v1"), read);
+    read[0] = 'Y';
+    assertArrayEquals(b("v1"), db.run(tr -> tr.get(b("mine")).join()));
+  }
+
+  @Test
+  void durableDirectoryRecoversCommitsAfterReopen(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+    try (EmbeddedDatabase durable = EmbeddedDatabase.open(EmbeddedOptions.builder().dataDirectory(dir)
+        .compactAfterLogBytes(4096).build())) {
+      for (int i = 0; i < 200; i++) {
+        final int n = i;
+        durable.run(tr -> {
+          tr.set(b("k" + n), b("v" + n));
+          tr.mutate(MutationType.ADD, b("count"), le(1));
+          if (n % 10 == 0) {
+            tr.clear(b("k" + (n - 1)));
+          }
+          return null;
+        });
+      }
+    }
+    try (EmbeddedDatabase reopened = EmbeddedDatabase.open(EmbeddedOptions.durable(dir))) {
+      assertEquals(200, le(reopened.run(tr -> tr.get(b("count")).join())));
+      assertArrayEquals(b("v198"), reopened.run(tr -> tr.get(b("k198")).join()));
+      assertNull(reopened.run(tr -> tr.get(b("k189")).join()));
+      long versionAfter = reopened.run(tr -> tr.getReadVersion().join());
+      Transaction tr = reopened.createTransaction();
+      tr.set(b("after"), b("x"));
+      CompletableFuture<byte[]> stamp = tr.getVersionstamp();
+      tr.commit().join();
+      assertTrue(ByteBuffer.wrap(stamp.join()).getLong() > versionAfter - 1);
+    }
+  }
+
+  @Test
   void directoryLayerRunsUnchanged() {
     DirectoryLayer dl = new DirectoryLayer();
     List<CompletableFuture<DirectorySubspace>> created = new ArrayList<>();
