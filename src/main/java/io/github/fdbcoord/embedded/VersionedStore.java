@@ -38,16 +38,22 @@ final class VersionedStore {
    * A key's versions, newest first. The head is replaced in place (one lookup per write); a chain
    * with no head exists only between a commit preparing it and applying to it, and reads as absent.
    */
-  static final class Chain {
+  static final class Chain extends HashKey {
+    private static final java.util.concurrent.atomic.AtomicIntegerFieldUpdater<Chain> PENDING =
+        java.util.concurrent.atomic.AtomicIntegerFieldUpdater.newUpdater(Chain.class, "pending");
+
     final byte[] key;
     volatile Version head;
     /** Commits that prepared this chain and have not applied yet: it must stay in the maps. */
-    final java.util.concurrent.atomic.AtomicInteger pending = new java.util.concurrent.atomic.AtomicInteger();
+    volatile int pending;
+    /** Whether the chain is in the sorted map (its creator inserts it there after the hash index). */
+    volatile boolean sorted;
     /** Versions in the chain, and the length at which it is next trimmed (committer only). */
     int length;
     int trimAt = 8;
 
     Chain(byte[] key, Version head) {
+      super(key);
       this.key = key;
       this.head = head;
       this.length = head == null ? 0 : 1;
@@ -61,11 +67,11 @@ final class VersionedStore {
     /** Pins the chain for a commit; false when the sweeper has already removed it. */
     boolean tryPin() {
       while (true) {
-        int p = pending.get();
+        int p = pending;
         if (p < 0) {
           return false;
         }
-        if (pending.compareAndSet(p, p + 1)) {
+        if (PENDING.compareAndSet(this, p, p + 1)) {
           return true;
         }
       }
@@ -73,12 +79,17 @@ final class VersionedStore {
 
     /** Marks an unpinned chain removed, so no commit can pin it afterwards. */
     boolean tryKill() {
-      return pending.compareAndSet(0, -1);
+      return PENDING.compareAndSet(this, 0, -1);
+    }
+
+    int unpinCount() {
+      return PENDING.decrementAndGet(this);
     }
   }
 
   /** A key as a hash-map key. */
-  static final class HashKey {
+  /** A key as a hash-map key; chains are their own keys in the hash index (one object less per key). */
+  static class HashKey {
     final byte[] bytes;
     private final int hash;
 
@@ -149,10 +160,11 @@ final class VersionedStore {
       Chain c = index.get(hk);
       if (c == null) {
         Chain fresh = new Chain(key, null);
-        fresh.pending.set(1);
-        Chain raced = index.putIfAbsent(hk, fresh);
+        fresh.pending = 1;
+        Chain raced = index.putIfAbsent(fresh, fresh);
         if (raced == null) {
           data.put(key, fresh);
+          fresh.sorted = true;
           return fresh;
         }
         c = raced;
@@ -167,7 +179,7 @@ final class VersionedStore {
 
   /** Releases a prepared chain; one left empty is queued for the sweeper. */
   void unpin(Chain c) {
-    if (c.pending.decrementAndGet() == 0 && c.head == null) {
+    if (c.unpinCount() == 0 && c.head == null) {
       synchronized (emptied) {
         emptied.add(c);
       }
@@ -180,7 +192,7 @@ final class VersionedStore {
   private void remove(Chain chain) {
     // The creator of a chain may still be inserting it into the sorted map: remove it there too.
     data.remove(chain.key, chain);
-    index.remove(new HashKey(chain.key), chain);
+    index.remove(chain, chain);
   }
 
   /** Removes {@code key}; caller holds the commit lock (recovery only). */
@@ -257,9 +269,10 @@ final class VersionedStore {
     if (value == null && (head == null || head.value == null)) {
       return false;
     }
-    if (chain.length == 0) {
-      // A prepared chain may not be in the sorted map yet if its creator is slow: make sure.
+    if (!chain.sorted) {
+      // Pinned by this commit before its creator reached the sorted map: range reads must see it.
       data.putIfAbsent(chain.key, chain);
+      chain.sorted = true;
     }
     Version fresh = new Version(version, value, head);
     chain.head = fresh;
@@ -277,7 +290,8 @@ final class VersionedStore {
 
   private void insert(Chain chain) {
     data.put(chain.key, chain);
-    index.put(new HashKey(chain.key), chain);
+    chain.sorted = true;
+    index.put(chain, chain);
   }
 
   /** A cleared key, remembered so the sweeper can drop it once no reader needs it. */
