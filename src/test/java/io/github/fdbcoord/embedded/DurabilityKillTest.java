@@ -63,7 +63,7 @@ class DurabilityKillTest {
   }
 
   /**
-   * The child process: {@code args = dir round writers}. Each writer commits transactions that set the
+   * The child process: {@code args = dir round writers compactAfterLogBytes}. Each writer commits transactions that set the
    * two halves of one pair and add 1 to a shared counter, and prints "ACK round writer seq" once the
    * commit is acknowledged. Runs until killed.
    */
@@ -72,7 +72,9 @@ class DurabilityKillTest {
       Path dir = Path.of(args[0]);
       int round = Integer.parseInt(args[1]);
       int writers = Integer.parseInt(args[2]);
-      EmbeddedDatabase db = EmbeddedDatabase.open(EmbeddedOptions.durable(dir));
+      long compactAfter = Long.parseLong(args[3]);
+      EmbeddedDatabase db = EmbeddedDatabase.open(
+          EmbeddedOptions.builder().dataDirectory(dir).compactAfterLogBytes(compactAfter).build());
       byte[] one = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(1).array();
       List<Thread> threads = new ArrayList<>();
       for (int w = 0; w < writers; w++) {
@@ -106,11 +108,12 @@ class DurabilityKillTest {
   }
 
   /** Runs a child for about {@code runMillis} after it is ready, kills it, returns the acknowledged pair keys. */
-  private Set<String> runAndKill(int round, int writers, long runMillis) throws Exception {
+  private Set<String> runAndKill(int round, int writers, long compactAfter, long runMillis) throws Exception {
     String java = ProcessHandle.current().info().command()
         .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     Process child = new ProcessBuilder(java, "-Xmx512m", "-cp", System.getProperty("java.class.path"),
-        Child.class.getName(), dir.toString(), Integer.toString(round), Integer.toString(writers))
+        Child.class.getName(), dir.toString(), Integer.toString(round), Integer.toString(writers),
+        Long.toString(compactAfter))
         .redirectError(ProcessBuilder.Redirect.INHERIT)
         .start();
     Set<String> acked = ConcurrentHashMap.newKeySet();
@@ -181,13 +184,63 @@ class DurabilityKillTest {
   void everyAcknowledgedCommitSurvivesSigkill() throws Exception {
     Set<String> all = new java.util.HashSet<>();
     for (int round = 0; round < 2; round++) {
-      Set<String> acked = runAndKill(round, 8, 1500);
+      // Round 1 compacts every few kilobytes, so the kill is likely to hit a roll or a snapshot.
+      Set<String> acked = runAndKill(round, 8, round == 0 ? 256L << 20 : 4096, 1500);
       assertFalse(acked.isEmpty(), "the child acknowledged no commit");
       all.addAll(acked);
       try (EmbeddedDatabase db = EmbeddedDatabase.open(EmbeddedOptions.durable(dir))) {
         int pairs = checkInvariants(db, all);
         System.out.printf("DurabilityKillTest round %d: %d commits acknowledged in total, %d recovered%n", round,
             all.size(), pairs);
+      }
+      if (round == 1) {
+        try (Stream<Path> s = Files.list(dir)) {
+          assertTrue(s.anyMatch(p -> p.getFileName().toString().endsWith(".snap")), "round 1 compacted");
+        }
+      }
+    }
+  }
+
+  @Test
+  void compactedDatabaseRecoversEveryCommit() throws Exception {
+    EmbeddedOptions options = EmbeddedOptions.builder().dataDirectory(dir).compactAfterLogBytes(2048).build();
+    byte[] one = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(1).array();
+    Map<String, String> expected = new TreeMap<>();
+    try (EmbeddedDatabase db = EmbeddedDatabase.open(options)) {
+      for (int i = 0; i < 400; i++) {
+        int n = i;
+        db.run(tr -> {
+          tr.set(bytes(String.format("c/%04d", n)), bytes("v" + n));
+          if (n % 3 == 0) {
+            tr.clear(bytes(String.format("c/%04d", n / 2)));
+          }
+          tr.mutate(MutationType.ADD, COUNTER, one);
+          return null;
+        });
+        expected.put(String.format("c/%04d", n), "v" + n);
+        if (n % 3 == 0) {
+          expected.remove(String.format("c/%04d", n / 2));
+        }
+      }
+    }
+    try (Stream<Path> s = Files.list(dir)) {
+      List<String> names = s.map(p -> p.getFileName().toString()).sorted().toList();
+      assertTrue(names.stream().anyMatch(n -> n.endsWith(".snap")), "compaction wrote a snapshot: " + names);
+      assertTrue(names.stream().filter(n -> n.endsWith(".seg")).count() <= 3, "old segments deleted: " + names);
+    }
+    for (int reopen = 0; reopen < 2; reopen++) {
+      try (EmbeddedDatabase db = EmbeddedDatabase.open(options)) {
+        Map<String, String> actual = new TreeMap<>();
+        for (KeyValue kv : db.read(tr -> tr.getRange(bytes("c/"), bytes("c0")).asList().join())) {
+          actual.put(new String(kv.getKey(), StandardCharsets.UTF_8), new String(kv.getValue(), StandardCharsets.UTF_8));
+        }
+        assertEquals(expected, actual);
+        byte[] counter = db.read(tr -> tr.get(COUNTER).join());
+        assertEquals(400 + reopen, ByteBuffer.wrap(counter).order(ByteOrder.LITTLE_ENDIAN).getLong());
+        db.run(tr -> {
+          tr.mutate(MutationType.ADD, COUNTER, one);
+          return null;
+        });
       }
     }
   }
