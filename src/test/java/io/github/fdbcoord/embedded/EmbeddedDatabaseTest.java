@@ -155,6 +155,44 @@ class EmbeddedDatabaseTest {
   }
 
   @Test
+  void cancellingWatchesWhileOthersWaitLosesNone() throws Exception {
+    byte[] k = {7};
+    java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+    List<Thread> cancellers = new ArrayList<>();
+    for (int t = 0; t < 3; t++) {
+      Thread th = new Thread(() -> {
+        while (!stop.get()) {
+          db.run(tr -> {
+            tr.get(k).join();
+            return tr.watch(k);
+          }).cancel(false);
+        }
+      });
+      th.start();
+      cancellers.add(th);
+    }
+    try {
+      for (int i = 0; i < 300; i++) {
+        CompletableFuture<Void> w = db.run(tr -> {
+          tr.get(k).join();
+          return tr.watch(k);
+        });
+        final int v = i;
+        db.run(tr -> {
+          tr.set(k, new byte[] {(byte) v, (byte) (v >> 8), 1});
+          return null;
+        });
+        w.get(5, TimeUnit.SECONDS);
+      }
+    } finally {
+      stop.set(true);
+      for (Thread th : cancellers) {
+        th.join();
+      }
+    }
+  }
+
+  @Test
   void deferredWriteErrorsFailTheCommit() {
     Transaction tr = db.createTransaction();
     tr.set(new byte[10_001], b("v"));
