@@ -319,12 +319,17 @@ public final class CommitLog implements AutoCloseable {
         Files.deleteIfExists(temp);
         throw e;
       }
+      // Once the roll is processed, every record up to version is synced and its segment closed: the
+      // snapshot never holds a commit whose append failed, and the covered segments can go.
+      try {
+        awaitRoll(roll);
+      } catch (IOException e) {
+        Files.deleteIfExists(temp);
+        throw e;
+      }
       Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
       fsyncDirectory(dir);
       snapshotVersion = version;
-
-      // The old segments may still be in the sync thread's hands: wait until it has closed them.
-      awaitRoll(roll);
       List<Segment> covered = new ArrayList<>();
       synchronized (segments) {
         for (Segment s : segments) {

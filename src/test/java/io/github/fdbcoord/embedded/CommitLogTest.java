@@ -626,8 +626,8 @@ class CommitLogTest {
   }
 
   @Test
-  void crashBeforeTheRollWasProcessedRecovers() throws IOException {
-    // The snapshot at 20 is durable but the segment holding 1..20 was never closed.
+  void snapshotCoveringTheWholeLastSegmentRecovers() throws IOException {
+    // writeSnapshot no longer leaves this state (it waits for the roll), but recovery must not depend on that.
     int length = 30;
     try (CommitLog log = CommitLog.open(dir, new Collected())) {
       appendEach(log, range(1, 20), length);
