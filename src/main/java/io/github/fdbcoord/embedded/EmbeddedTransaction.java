@@ -230,6 +230,9 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
   // ---------------------------------------------------------------- reads
 
   CompletableFuture<byte[]> get(byte[] key, boolean snapshot) {
+    if (key == null) {
+      throw new IllegalArgumentException("Key cannot be null");
+    }
     try {
       synchronized (this) {
         ensureOpen();
@@ -599,16 +602,20 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
 
   synchronized void assignReadVersion(long version) {
     ensureOpen();
-    if (version < 0) {
-      throw FdbErrors.error(FdbErrors.VERSION_INVALID);
+    // Errors of setReadVersion surface at the next operation, as through the C client.
+    if (version <= 0) {
+      defer(FdbErrors.VERSION_INVALID);
+    } else if (readVersion >= 0) {
+      defer(FdbErrors.READ_VERSION_ALREADY_SET);
+    } else {
+      readVersion = version;
     }
-    readVersion = version;
   }
 
   CompletableFuture<Long> estimatedRangeSize(byte[] begin, byte[] end) {
     long size = 0;
     for (Map.Entry<byte[], VersionedStore.Chain> e : engine.store.range(begin, end).entrySet()) {
-      byte[] v = e.getValue().head.value;
+      byte[] v = e.getValue().latest();
       if (v != null) {
         size += e.getKey().length + v.length;
       }
@@ -621,7 +628,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     points.add(begin);
     long acc = 0;
     for (Map.Entry<byte[], VersionedStore.Chain> e : engine.store.range(begin, end).entrySet()) {
-      byte[] v = e.getValue().head.value;
+      byte[] v = e.getValue().latest();
       if (v == null) {
         continue;
       }
@@ -708,6 +715,9 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
 
   @Override
   public synchronized void set(byte[] key, byte[] value) {
+    if (key == null || value == null) {
+      throw new IllegalArgumentException("Keys/Values must be non-null");
+    }
     ensureOpen();
     if (!writable()) {
       return;
@@ -738,6 +748,9 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
 
   @Override
   public synchronized void clear(byte[] key) {
+    if (key == null) {
+      throw new IllegalArgumentException("Key cannot be null");
+    }
     ensureOpen();
     if (!writable()) {
       return;
@@ -761,6 +774,9 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
 
   @Override
   public synchronized void clear(byte[] begin, byte[] end) {
+    if (begin == null || end == null) {
+      throw new IllegalArgumentException("Keys cannot be null");
+    }
     ensureOpen();
     if (!writable()) {
       return;
@@ -827,6 +843,9 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
 
   @Override
   public synchronized void mutate(MutationType type, byte[] key, byte[] param) {
+    if (type == null || key == null || param == null) {
+      throw new IllegalArgumentException("Mutation type, key and parameter must be non-null");
+    }
     ensureOpen();
     if (!writable()) {
       return;
@@ -914,6 +933,9 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
 
   @Override
   public CompletableFuture<Void> watch(byte[] key) {
+    if (key == null) {
+      throw new IllegalArgumentException("Key cannot be null");
+    }
     synchronized (this) {
       ensureOpen();
       if (state == State.CANCELLED) {
@@ -1038,7 +1060,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
         try {
           req.readVersion = readVersion();
         } catch (RuntimeException e) {
-          return finishCommit(null, e, result);
+          return finishCommit(null, e, result, req.watches);
         }
       }
     }
@@ -1081,14 +1103,27 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       } catch (CompletionException e) {
         t = e.getCause();
       }
-      return finishCommit(r, t, result);
+      return finishCommit(r, t, result, req.watches);
     }
-    applied.whenCompleteAsync((r, t) -> finishCommit(r, t instanceof CompletionException ? t.getCause() : t, result),
+    applied.whenCompleteAsync((r, t) -> finishCommit(r, t instanceof CompletionException ? t.getCause() : t, result,
+        req.watches),
         executor);
     return result;
   }
 
-  private CompletableFuture<Void> finishCommit(Engine.CommitResult r, Throwable t, CompletableFuture<Void> result) {
+  /** Watches handed to a commit that failed fail with the commit's error. */
+  private void failCommittedWatches(List<Watches.Watch> handed, Throwable error) {
+    if (handed == null) {
+      return;
+    }
+    for (Watches.Watch w : handed) {
+      engine.watches.unreserve();
+      executor.execute(() -> w.future.completeExceptionally(error));
+    }
+  }
+
+  private CompletableFuture<Void> finishCommit(Engine.CommitResult r, Throwable t, CompletableFuture<Void> result,
+      List<Watches.Watch> handed) {
     List<Watches.Watch> requested;
     synchronized (this) {
       if (t == null) {
@@ -1104,6 +1139,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
             : new FDBException("Commit failed: " + t, FdbErrors.INTERNAL_ERROR);
         t = error;
         versionstamp.completeExceptionally(error);
+        failCommittedWatches(handed, error);
         if (state == State.COMMITTING) {
           state = State.COMMITTED;
         }
