@@ -2,11 +2,9 @@ package io.github.fdbcoord.allocator;
 
 import com.apple.foundationdb.Database;
 import com.apple.foundationdb.Transaction;
-import com.apple.foundationdb.TransactionContext;
 import com.apple.foundationdb.async.AsyncUtil;
 import com.apple.foundationdb.subspace.Subspace;
 
-import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
@@ -31,38 +29,12 @@ import java.util.concurrent.ThreadLocalRandom;
  * <p>Unlike fdb-java's private allocator, nothing here takes a JVM-wide lock: allocations in
  * different transactions run fully concurrently, and the random source is per thread.
  */
-public final class HighContentionAllocator implements Allocator {
-  private final String name;
-  private final Database database;
-  private final AllocatorSchema schema;
-  private final Executor executor;
-
+public final class HighContentionAllocator extends TransactionalAllocator {
   public HighContentionAllocator(String name, Database database, Subspace subspace, Executor executor) {
-    this.name = Objects.requireNonNull(name, "name");
-    this.database = Objects.requireNonNull(database, "database");
-    this.schema = new AllocatorSchema(subspace);
-    this.executor = Objects.requireNonNull(executor, "executor");
+    super(name, database, subspace, executor);
   }
 
   @Override
-  public String name() {
-    return name;
-  }
-
-  @Override
-  public CompletableFuture<Long> allocate() {
-    return database.runAsync(this::allocateOnce, executor);
-  }
-
-  @Override
-  public CompletableFuture<Long> allocate(TransactionContext context) {
-    if (context instanceof Database) {
-      return ((Database) context).runAsync(this::allocateOnce, executor);
-    }
-    return context.runAsync(this::allocateOnce);
-  }
-
-  /** One allocation inside {@code tr}, without retrying: the caller owns the transaction. */
   public CompletableFuture<Long> allocateOnce(Transaction tr) {
     Search search = new Search(tr);
     return AsyncUtil.whileTrue(search::attempt, executor)
