@@ -665,16 +665,8 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
   // ---------------------------------------------------------------- writes
 
   @Override
-  public synchronized void addReadConflictRange(byte[] begin, byte[] end) {
-    ensureOpen();
-    begin = begin.clone();
-    end = end.clone();
-    if (Bytes.compare(begin, end) > 0) {
-      throw FdbErrors.error(FdbErrors.INVERTED_RANGE);
-    }
-    if (Bytes.compare(begin, end) < 0) {
-      addReadConflict(begin, end);
-    }
+  public void addReadConflictRange(byte[] begin, byte[] end) {
+    addManualConflictRange(begin, end, true);
   }
 
   @Override
@@ -683,15 +675,25 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
   }
 
   @Override
-  public synchronized void addWriteConflictRange(byte[] begin, byte[] end) {
+  public void addWriteConflictRange(byte[] begin, byte[] end) {
+    addManualConflictRange(begin, end, false);
+  }
+
+  /** Conflict ranges added by hand: errors are thrown at the call, as the C client returns them. */
+  private synchronized void addManualConflictRange(byte[] begin, byte[] end, boolean read) {
     ensureOpen();
-    begin = begin.clone();
-    end = end.clone();
+    if (state == State.COMMITTING || state == State.COMMITTED) {
+      throw FdbErrors.error(FdbErrors.USED_DURING_COMMIT);
+    }
     if (Bytes.compare(begin, end) > 0) {
       throw FdbErrors.error(FdbErrors.INVERTED_RANGE);
     }
     if (Bytes.compare(begin, end) < 0) {
-      addWriteConflict(begin, end);
+      if (read) {
+        addReadConflict(begin.clone(), end.clone());
+      } else {
+        addWriteConflict(begin.clone(), end.clone());
+      }
     }
   }
 
