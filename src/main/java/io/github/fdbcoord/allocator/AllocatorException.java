@@ -1,0 +1,31 @@
+package io.github.fdbcoord.allocator;
+
+import java.util.Objects;
+
+/**
+ * A request the allocator layer refuses. Failures of the store itself are not wrapped: they
+ * surface as {@link com.apple.foundationdb.FDBException} so that a caller's retry loop still sees
+ * retryable codes (classify them with {@code io.github.fdbcoord.fdb.FdbErrors}).
+ */
+public class AllocatorException extends RuntimeException {
+  /** What kind of refusal this is, for mapping onto protocol errors (HTTP status, reply codes). */
+  public enum Kind {
+    /** The request itself is invalid (bad allocator name, bad option); retrying cannot help. */
+    BAD_REQUEST
+  }
+
+  private final Kind kind;
+
+  public AllocatorException(Kind kind, String message) {
+    super(message);
+    this.kind = Objects.requireNonNull(kind, "kind");
+  }
+
+  public Kind kind() {
+    return kind;
+  }
+
+  static AllocatorException badRequest(String message) {
+    return new AllocatorException(Kind.BAD_REQUEST, message);
+  }
+}

@@ -1,0 +1,423 @@
+package io.github.fdbcoord.interner;
+
+import com.apple.foundationdb.ReadTransaction;
+import com.apple.foundationdb.Transaction;
+import com.apple.foundationdb.async.AsyncUtil;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+
+import static io.github.fdbcoord.interner.FdbInternerService.guard;
+
+/** {@link StringInterner} of one namespace incarnation. */
+final class FdbStringInterner implements StringInterner {
+  private final FdbInternerService service;
+  private final String name;
+  private final long incarnation;
+  private final InternerSchema schema;
+  private final InternerCache cache;
+  private final InternerOptions options;
+
+  FdbStringInterner(FdbInternerService service, String name, long incarnation, InternerSchema schema) {
+    this.service = service;
+    this.name = name;
+    this.incarnation = incarnation;
+    this.schema = schema;
+    this.cache = service.cache();
+    this.options = service.options();
+  }
+
+  @Override
+  public String namespace() {
+    return name;
+  }
+
+  @Override
+  public int sequenceBits() {
+    return schema.sequenceBits();
+  }
+
+  long incarnation() {
+    return incarnation;
+  }
+
+  InternerSchema schema() {
+    return schema;
+  }
+
+  // ---- intern ---------------------------------------------------------------------------------
+
+  @Override
+  public CompletableFuture<List<Long>> intern(List<String> strings) {
+    return guard(() -> {
+      checkBatch(strings);
+      long[] ids = new long[strings.size()];
+      LinkedHashSet<String> misses = new LinkedHashSet<>();
+      for (int i = 0; i < ids.length; i++) {
+        String s = checkString(strings, i);
+        Long cached = cache.id(incarnation, s);
+        if (cached == null) {
+          misses.add(s);
+        } else {
+          ids[i] = cached;
+        }
+      }
+      if (misses.isEmpty()) {
+        return CompletableFuture.completedFuture(boxed(ids));
+      }
+      List<String> toIntern = new ArrayList<>(misses);
+      return service.run(tr -> internInTransaction(tr, toIntern))
+          .thenApply(this::remember)
+          .thenApply(assigned -> fillIds(strings, ids, assigned));
+    });
+  }
+
+  @Override
+  public CompletableFuture<Long> intern(String string) {
+    return guard(() -> {
+      List<String> one = Collections.singletonList(string);
+      String s = checkString(one, 0);
+      Long cached = cache.id(incarnation, s);
+      return cached != null ? CompletableFuture.completedFuture(cached) : intern(one).thenApply(ids -> ids.get(0));
+    });
+  }
+
+  /**
+   * One attempt: read the forward records of {@code strings} (with conflict ranges, so two clients
+   * that both find a string absent and both assign it cannot both commit), then take ids for the
+   * absent ones from random sequences. The first sequence's counter is read speculatively alongside
+   * the forward records: when nothing is new the transaction writes nothing and that read costs no
+   * conflict, and when something is new it saves a round trip.
+   */
+  private CompletableFuture<Map<String, Long>> internInTransaction(Transaction tr, List<String> strings) {
+    CompletableFuture<Integer> meta = InternerSchema.readMeta(tr, schema.namespace());
+    Allocation allocation = new Allocation(tr, options.sequencePicker().pick(schema.sequenceBits()));
+    List<CompletableFuture<Long>> existing = new ArrayList<>(strings.size());
+    for (String s : strings) {
+      existing.add(schema.readForward(tr, s));
+    }
+    return CompletableFuture.allOf(existing.toArray(new CompletableFuture<?>[0]))
+        .thenCombine(meta, (v, bits) -> requireNamespace(bits))
+        .thenApply(v -> new PendingBatch(strings, existing))
+        .thenCompose(batch -> allocation.take(batch.absentCount()).thenApply(batch::assign))
+        .thenApply(batch -> batch.write(tr));
+  }
+
+  private Void requireNamespace(Integer bits) {
+    if (bits == null) {
+      service.forget(this);
+      throw new InternerException(InternerException.Kind.NOT_FOUND,
+          "interner namespace '" + name + "' was removed; open it again");
+    }
+    return null;
+  }
+
+  /** Strings of one attempt, split into those that already have ids and those that need one. */
+  private final class PendingBatch {
+    private final Map<String, Long> ids;
+    private final List<String> absent = new ArrayList<>();
+    private long[] newIds;
+
+    PendingBatch(List<String> strings, List<CompletableFuture<Long>> existing) {
+      ids = new HashMap<>(strings.size() * 2);
+      for (int i = 0; i < strings.size(); i++) {
+        Long id = existing.get(i).join(); // completed: allOf above
+        if (id == null) {
+          absent.add(strings.get(i));
+        } else {
+          ids.put(strings.get(i), id);
+        }
+      }
+    }
+
+    int absentCount() {
+      return absent.size();
+    }
+
+    PendingBatch assign(long[] allocated) {
+      newIds = allocated;
+      return this;
+    }
+
+    Map<String, Long> write(Transaction tr) {
+      for (int i = 0; i < absent.size(); i++) {
+        String s = absent.get(i);
+        long id = newIds[i];
+        schema.writeForward(tr, s, id);
+        schema.writeReverse(tr, id, s);
+        ids.put(s, id);
+      }
+      return ids;
+    }
+  }
+
+  /**
+   * Takes ids from random sequences within one transaction: the first non-exhausted sequence
+   * serves as many ids as it has left, another random one the rest. Reading the counter (with a
+   * conflict range) and writing it back is what keeps two transactions from handing out the same
+   * counter; an atomic ADD on a snapshot read would not, because the ids must be known before the
+   * commit. Exhausted sequences are skipped; too many in a row fail with EXHAUSTED.
+   */
+  private final class Allocation {
+    private final Transaction tr;
+    private long sequence;
+    private CompletableFuture<Long> counter;
+    private long[] ids;
+    private int filled;
+    private int exhaustedHits;
+
+    Allocation(Transaction tr, long firstSequence) {
+      this.tr = tr;
+      this.sequence = firstSequence;
+      this.counter = schema.readCounter(tr, firstSequence);
+    }
+
+    CompletableFuture<long[]> take(int count) {
+      ids = new long[count];
+      if (count == 0) {
+        return CompletableFuture.completedFuture(ids);
+      }
+      return AsyncUtil.whileTrue(() -> counter.thenApply(this::takeFromCurrent), service.executor())
+          .thenApply(v -> ids);
+    }
+
+    /** Takes what the current sequence can give; true while more ids are needed. */
+    private boolean takeFromCurrent(long next) {
+      long capacity = schema.counterCapacity();
+      if (Long.compareUnsigned(next, capacity) >= 0) {
+        exhaustedHits++;
+        if (exhaustedHits >= options.maxSequenceTries()) {
+          throw new InternerException(InternerException.Kind.EXHAUSTED, "no free sequence in interner namespace '"
+              + name + "': " + exhaustedHits + " random sequences were exhausted (each holds 2^"
+              + schema.counterBits() + " ids; sequenceBits " + schema.sequenceBits() + ")");
+        }
+        moveToAnotherSequence();
+        return true;
+      }
+      long remaining = capacity - next;
+      int wanted = ids.length - filled;
+      int k = Long.compareUnsigned(remaining, wanted) >= 0 ? wanted : (int) remaining;
+      for (int j = 0; j < k; j++) {
+        ids[filled + j] = schema.packId(sequence, next + j);
+      }
+      schema.writeCounter(tr, sequence, next + k);
+      filled += k;
+      if (filled == ids.length) {
+        return false;
+      }
+      moveToAnotherSequence();
+      return true;
+    }
+
+    private void moveToAnotherSequence() {
+      sequence = options.sequencePicker().pick(schema.sequenceBits());
+      counter = schema.readCounter(tr, sequence);
+    }
+  }
+
+  /** Caches ids only once their transaction committed. */
+  private Map<String, Long> remember(Map<String, Long> assigned) {
+    assigned.forEach((s, id) -> cache.put(incarnation, s, id));
+    return assigned;
+  }
+
+  private static List<Long> fillIds(List<String> strings, long[] ids, Map<String, Long> assigned) {
+    for (int i = 0; i < ids.length; i++) {
+      Long id = assigned.get(strings.get(i));
+      if (id != null) {
+        ids[i] = id;
+      }
+    }
+    return boxed(ids);
+  }
+
+  // ---- lookup: id -> string -------------------------------------------------------------------
+
+  @Override
+  public CompletableFuture<List<Optional<String>>> lookup(List<Long> ids) {
+    return guard(() -> {
+      checkBatch(ids);
+      String[] strings = new String[ids.size()];
+      LinkedHashSet<Long> misses = new LinkedHashSet<>();
+      for (int i = 0; i < strings.length; i++) {
+        long id = checkId(ids, i);
+        strings[i] = cache.string(incarnation, id);
+        if (strings[i] == null) {
+          misses.add(id);
+        }
+      }
+      if (misses.isEmpty()) {
+        return CompletableFuture.completedFuture(optionals(strings));
+      }
+      List<Long> toRead = new ArrayList<>(misses);
+      return service.read(tr -> readStrings(tr, toRead))
+          .thenApply(this::rememberStrings)
+          .thenApply(found -> {
+            for (int i = 0; i < strings.length; i++) {
+              strings[i] = strings[i] != null ? strings[i] : found.get(ids.get(i));
+            }
+            return optionals(strings);
+          });
+    });
+  }
+
+  @Override
+  public CompletableFuture<Optional<String>> lookup(long id) {
+    return guard(() -> {
+      List<Long> one = Collections.singletonList(id);
+      checkId(one, 0);
+      String cached = cache.string(incarnation, id);
+      return cached != null
+          ? CompletableFuture.completedFuture(Optional.of(cached))
+          : lookup(one).thenApply(l -> l.get(0));
+    });
+  }
+
+  private CompletableFuture<Map<Long, String>> readStrings(ReadTransaction tr, List<Long> ids) {
+    List<CompletableFuture<String>> reads = new ArrayList<>(ids.size());
+    for (long id : ids) {
+      reads.add(schema.readReverse(tr, id));
+    }
+    return CompletableFuture.allOf(reads.toArray(new CompletableFuture<?>[0]))
+        .thenApply(v -> {
+          Map<Long, String> found = new HashMap<>(ids.size() * 2);
+          for (int i = 0; i < ids.size(); i++) {
+            String s = reads.get(i).join(); // completed: allOf above
+            if (s != null) {
+              found.put(ids.get(i), s);
+            }
+          }
+          return found;
+        });
+  }
+
+  private Map<Long, String> rememberStrings(Map<Long, String> found) {
+    found.forEach((id, s) -> cache.put(incarnation, s, id));
+    return found;
+  }
+
+  // ---- resolve: string -> id without assigning ------------------------------------------------
+
+  @Override
+  public CompletableFuture<List<OptionalLong>> resolve(List<String> strings) {
+    return guard(() -> {
+      checkBatch(strings);
+      Long[] ids = new Long[strings.size()];
+      LinkedHashSet<String> misses = new LinkedHashSet<>();
+      for (int i = 0; i < ids.length; i++) {
+        String s = checkString(strings, i);
+        ids[i] = cache.id(incarnation, s);
+        if (ids[i] == null) {
+          misses.add(s);
+        }
+      }
+      if (misses.isEmpty()) {
+        return CompletableFuture.completedFuture(optionalLongs(ids));
+      }
+      List<String> toRead = new ArrayList<>(misses);
+      return service.read(tr -> readIds(tr, toRead))
+          .thenApply(this::remember)
+          .thenApply(found -> {
+            for (int i = 0; i < ids.length; i++) {
+              ids[i] = ids[i] != null ? ids[i] : found.get(strings.get(i));
+            }
+            return optionalLongs(ids);
+          });
+    });
+  }
+
+  @Override
+  public CompletableFuture<OptionalLong> resolve(String string) {
+    return guard(() -> {
+      List<String> one = Collections.singletonList(string);
+      String s = checkString(one, 0);
+      Long cached = cache.id(incarnation, s);
+      return cached != null
+          ? CompletableFuture.completedFuture(OptionalLong.of(cached))
+          : resolve(one).thenApply(l -> l.get(0));
+    });
+  }
+
+  private CompletableFuture<Map<String, Long>> readIds(ReadTransaction tr, List<String> strings) {
+    List<CompletableFuture<Long>> reads = new ArrayList<>(strings.size());
+    for (String s : strings) {
+      reads.add(schema.readForward(tr, s));
+    }
+    return CompletableFuture.allOf(reads.toArray(new CompletableFuture<?>[0]))
+        .thenApply(v -> {
+          Map<String, Long> found = new HashMap<>(strings.size() * 2);
+          for (int i = 0; i < strings.size(); i++) {
+            Long id = reads.get(i).join(); // completed: allOf above
+            if (id != null) {
+              found.put(strings.get(i), id);
+            }
+          }
+          return found;
+        });
+  }
+
+  // ---- input checks ---------------------------------------------------------------------------
+
+  private void checkBatch(List<?> batch) {
+    if (batch == null) {
+      throw InternerException.badRequest("batch must not be null");
+    }
+    if (batch.size() > options.maxBatchSize()) {
+      throw InternerException.badRequest("batch of " + batch.size() + " elements exceeds the limit of "
+          + options.maxBatchSize());
+    }
+  }
+
+  private String checkString(List<String> strings, int index) {
+    String s = strings.get(index);
+    if (s == null) {
+      throw InternerException.badRequest("string at index " + index + " is null");
+    }
+    int keyLength = schema.forwardKeyLength(s);
+    if (keyLength < 0) {
+      throw InternerException.badRequest("string at index " + index
+          + " is not well-formed UTF-16 (it has an unpaired surrogate), so it has no UTF-8 form");
+    }
+    if (keyLength > InternerSchema.KEY_SIZE_LIMIT) {
+      throw InternerException.badRequest("string at index " + index + " is too long: "
+          + (InternerSchema.tupleStringLength(s) - 2) + " bytes encoded, its key would be " + keyLength
+          + " bytes but FoundationDB keys are limited to " + InternerSchema.KEY_SIZE_LIMIT
+          + " bytes; at most " + schema.maxStringBytes() + " UTF-8 bytes fit in namespace '" + name
+          + "' (NUL characters count twice)");
+    }
+    return s;
+  }
+
+  private long checkId(List<Long> ids, int index) {
+    Long id = ids.get(index);
+    if (id == null) {
+      throw InternerException.badRequest("id at index " + index + " is null");
+    }
+    if (!schema.isValidId(id)) {
+      throw InternerException.badRequest("id " + InternerIds.format(id) + " at index " + index
+          + " is not a valid id in namespace '" + name + "': its sequence part (the top "
+          + schema.sequenceBits() + " bits) is 0, which is reserved");
+    }
+    return id;
+  }
+
+  private static List<Long> boxed(long[] ids) {
+    return Arrays.stream(ids).boxed().toList();
+  }
+
+  private static List<Optional<String>> optionals(String[] strings) {
+    return Arrays.stream(strings).map(Optional::ofNullable).toList();
+  }
+
+  private static List<OptionalLong> optionalLongs(Long[] ids) {
+    return Arrays.stream(ids).map(id -> id == null ? OptionalLong.empty() : OptionalLong.of(id)).toList();
+  }
+}

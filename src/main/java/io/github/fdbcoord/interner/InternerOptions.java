@@ -1,0 +1,204 @@
+package io.github.fdbcoord.interner;
+
+import com.apple.foundationdb.directory.DirectoryLayer;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * How an {@link InternerService} works. Immutable; build with {@link #builder()}.
+ *
+ * <p>Defaults: namespaces under directory path {@code ["fdbcoord", "interner"]} of
+ * {@link DirectoryLayer#getDefault()}, 16 sequence bits for new namespaces, 16 random tries to
+ * find a non-exhausted sequence, batches of at most 10,000 strings, a 64 MiB cache, a 10 s
+ * transaction timeout, the database's executor.
+ */
+public final class InternerOptions {
+  public static final List<String> DEFAULT_ROOT_PATH = List.of("fdbcoord", "interner");
+  public static final int DEFAULT_SEQUENCE_BITS = 16;
+  public static final int DEFAULT_MAX_SEQUENCE_TRIES = 16;
+  public static final int DEFAULT_MAX_BATCH_SIZE = 10_000;
+  public static final long DEFAULT_CACHE_MAX_BYTES = 64L << 20;
+  public static final Duration DEFAULT_TRANSACTION_TIMEOUT = Duration.ofSeconds(10);
+
+  /** Chooses a random sequence id in [1, 2^sequenceBits); replaceable in tests only. */
+  interface SequencePicker {
+    long pick(int sequenceBits);
+  }
+
+  static final SequencePicker RANDOM_SEQUENCE = bits -> {
+    ThreadLocalRandom random = ThreadLocalRandom.current();
+    long seq;
+    do {
+      seq = random.nextLong() >>> (64 - bits);
+    } while (seq == 0);
+    return seq;
+  };
+
+  private final List<String> rootPath;
+  private final int sequenceBits;
+  private final int maxSequenceTries;
+  private final int maxBatchSize;
+  private final long cacheMaxBytes;
+  private final Duration transactionTimeout;
+  private final Executor executor;
+  private final DirectoryLayer directoryLayer;
+  private final SequencePicker sequencePicker;
+
+  private InternerOptions(Builder b) {
+    this.rootPath = b.rootPath;
+    this.sequenceBits = b.sequenceBits;
+    this.maxSequenceTries = b.maxSequenceTries;
+    this.maxBatchSize = b.maxBatchSize;
+    this.cacheMaxBytes = b.cacheMaxBytes;
+    this.transactionTimeout = b.transactionTimeout;
+    this.executor = b.executor;
+    this.directoryLayer = b.directoryLayer;
+    this.sequencePicker = b.sequencePicker;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  public static InternerOptions defaults() {
+    return builder().build();
+  }
+
+  /** Directory path under which every namespace is a sub-directory. */
+  public List<String> rootPath() {
+    return rootPath;
+  }
+
+  /**
+   * High bits of an id that name its sequence, for namespaces created by this service (1 to 63).
+   * An existing namespace keeps the split it was created with: changing it would let ids overlap.
+   */
+  public int sequenceBits() {
+    return sequenceBits;
+  }
+
+  /** How many exhausted sequences one allocation may hit before failing with EXHAUSTED. */
+  public int maxSequenceTries() {
+    return maxSequenceTries;
+  }
+
+  /** Most strings (or ids) one call accepts; larger batches fail with BAD_REQUEST. */
+  public int maxBatchSize() {
+    return maxBatchSize;
+  }
+
+  /** Approximate memory bound of the read-through cache (both directions together); 0 disables it. */
+  public long cacheMaxBytes() {
+    return cacheMaxBytes;
+  }
+
+  /** Timeout of each transaction including its retries; {@link Duration#ZERO} means none. */
+  public Duration transactionTimeout() {
+    return transactionTimeout;
+  }
+
+  /** Executor of transactions and their continuations, or null for the database's own. */
+  public Executor executor() {
+    return executor;
+  }
+
+  public DirectoryLayer directoryLayer() {
+    return directoryLayer;
+  }
+
+  SequencePicker sequencePicker() {
+    return sequencePicker;
+  }
+
+  public static final class Builder {
+    private List<String> rootPath = DEFAULT_ROOT_PATH;
+    private int sequenceBits = DEFAULT_SEQUENCE_BITS;
+    private int maxSequenceTries = DEFAULT_MAX_SEQUENCE_TRIES;
+    private int maxBatchSize = DEFAULT_MAX_BATCH_SIZE;
+    private long cacheMaxBytes = DEFAULT_CACHE_MAX_BYTES;
+    private Duration transactionTimeout = DEFAULT_TRANSACTION_TIMEOUT;
+    private Executor executor;
+    private DirectoryLayer directoryLayer = DirectoryLayer.getDefault();
+    private SequencePicker sequencePicker = RANDOM_SEQUENCE;
+
+    private Builder() {}
+
+    public Builder rootPath(List<String> path) {
+      Objects.requireNonNull(path, "rootPath");
+      if (path.isEmpty()) {
+        throw new IllegalArgumentException("rootPath must not be empty: namespaces need a parent directory");
+      }
+      for (String p : path) {
+        if (p == null || p.isEmpty()) {
+          throw new IllegalArgumentException("rootPath elements must be non-empty strings, got " + path);
+        }
+      }
+      this.rootPath = List.copyOf(path);
+      return this;
+    }
+
+    public Builder sequenceBits(int bits) {
+      if (bits < 1 || bits > 63) {
+        throw new IllegalArgumentException("sequenceBits must be between 1 and 63, got " + bits);
+      }
+      this.sequenceBits = bits;
+      return this;
+    }
+
+    public Builder maxSequenceTries(int tries) {
+      if (tries < 1) {
+        throw new IllegalArgumentException("maxSequenceTries must be at least 1, got " + tries);
+      }
+      this.maxSequenceTries = tries;
+      return this;
+    }
+
+    public Builder maxBatchSize(int size) {
+      if (size < 1) {
+        throw new IllegalArgumentException("maxBatchSize must be at least 1, got " + size);
+      }
+      this.maxBatchSize = size;
+      return this;
+    }
+
+    public Builder cacheMaxBytes(long bytes) {
+      if (bytes < 0) {
+        throw new IllegalArgumentException("cacheMaxBytes must not be negative, got " + bytes);
+      }
+      this.cacheMaxBytes = bytes;
+      return this;
+    }
+
+    public Builder transactionTimeout(Duration timeout) {
+      Objects.requireNonNull(timeout, "transactionTimeout");
+      if (timeout.isNegative()) {
+        throw new IllegalArgumentException("transactionTimeout must not be negative, got " + timeout);
+      }
+      this.transactionTimeout = timeout;
+      return this;
+    }
+
+    public Builder executor(Executor executor) {
+      this.executor = executor;
+      return this;
+    }
+
+    public Builder directoryLayer(DirectoryLayer layer) {
+      this.directoryLayer = Objects.requireNonNull(layer, "directoryLayer");
+      return this;
+    }
+
+    Builder sequencePicker(SequencePicker picker) {
+      this.sequencePicker = Objects.requireNonNull(picker, "sequencePicker");
+      return this;
+    }
+
+    public InternerOptions build() {
+      return new InternerOptions(this);
+    }
+  }
+}

@@ -1,0 +1,21 @@
+package io.github.fdbcoord.mutex;
+
+/** Release or heartbeat of a mutex that nobody holds. */
+public final class MutexNotHeldException extends MutexException {
+  private final String caller;
+
+  public MutexNotHeldException(String mutex, String caller) {
+    super(mutex, "mutex '" + mutex + "' is not held, so '" + caller + "' cannot release or heartbeat it");
+    this.caller = caller;
+  }
+
+  /** Who asked. */
+  public String caller() {
+    return caller;
+  }
+
+  @Override
+  public Kind kind() {
+    return Kind.NOT_HELD;
+  }
+}

@@ -1,0 +1,165 @@
+package io.github.fdbcoord.mutex;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
+
+/**
+ * How a {@link MutexService} runs. Immutable; build with {@link #builder()}.
+ *
+ * <p>Defaults: directory {@code ["fdb-coord", "mutex"]}, lease 10 s, heartbeat every 2 s, reaper
+ * check every 1 s, reaper on, event log kept 60 s, the database's executor, a private
+ * one-thread scheduler.
+ *
+ * <p>An owner whose heartbeat stops is evicted between {@code lease} and
+ * {@code lease + 2 * reaperInterval} after its last heartbeat, as seen on the reaper's clock.
+ */
+public final class MutexOptions {
+  private final List<String> directory;
+  private final Duration lease;
+  private final Duration heartbeatInterval;
+  private final Duration reaperInterval;
+  private final boolean reaperEnabled;
+  private final Duration eventRetention;
+  private final Executor executor;
+  private final ScheduledExecutorService scheduler;
+
+  private MutexOptions(Builder b) {
+    this.directory = b.directory;
+    this.lease = b.lease;
+    this.heartbeatInterval = b.heartbeatInterval;
+    this.reaperInterval = b.reaperInterval;
+    this.reaperEnabled = b.reaperEnabled;
+    this.eventRetention = b.eventRetention;
+    this.executor = b.executor;
+    this.scheduler = b.scheduler;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  public static MutexOptions defaults() {
+    return builder().build();
+  }
+
+  /** Path of the directory holding every mutex of the service. */
+  public List<String> directory() {
+    return directory;
+  }
+
+  /** How long an owner's heartbeat may stay unchanged, on the reaper's clock, before eviction. */
+  public Duration lease() {
+    return lease;
+  }
+
+  /** How often a {@link MutexHandle} heartbeats. */
+  public Duration heartbeatInterval() {
+    return heartbeatInterval;
+  }
+
+  /** How often the reaper scans the held mutexes. */
+  public Duration reaperInterval() {
+    return reaperInterval;
+  }
+
+  /** Whether this service runs a reaper. Several reapers (one per service) may run at once. */
+  public boolean reaperEnabled() {
+    return reaperEnabled;
+  }
+
+  /** How long lock events stay in a mutex's event log for watchers to read. */
+  public Duration eventRetention() {
+    return eventRetention;
+  }
+
+  /** Executor of transactions and callbacks, or null for the database's own. */
+  public Executor executor() {
+    return executor;
+  }
+
+  /** Scheduler of heartbeats, timeouts and reaper scans, or null for a private one (shut down on close). */
+  public ScheduledExecutorService scheduler() {
+    return scheduler;
+  }
+
+  public static final class Builder {
+    private List<String> directory = List.of("fdb-coord", "mutex");
+    private Duration lease = Duration.ofSeconds(10);
+    private Duration heartbeatInterval = Duration.ofSeconds(2);
+    private Duration reaperInterval = Duration.ofSeconds(1);
+    private boolean reaperEnabled = true;
+    private Duration eventRetention = Duration.ofSeconds(60);
+    private Executor executor;
+    private ScheduledExecutorService scheduler;
+
+    private Builder() {}
+
+    public Builder directory(List<String> path) {
+      Objects.requireNonNull(path, "directory");
+      if (path.isEmpty()) {
+        throw new IllegalArgumentException("directory must not be empty (the root directory cannot hold mutexes)");
+      }
+      for (String p : path) {
+        if (p == null || p.isEmpty()) {
+          throw new IllegalArgumentException("directory path elements must be non-empty strings, got " + path);
+        }
+      }
+      this.directory = List.copyOf(path);
+      return this;
+    }
+
+    public Builder lease(Duration d) {
+      this.lease = positive(d, "lease");
+      return this;
+    }
+
+    public Builder heartbeatInterval(Duration d) {
+      this.heartbeatInterval = positive(d, "heartbeatInterval");
+      return this;
+    }
+
+    public Builder reaperInterval(Duration d) {
+      this.reaperInterval = positive(d, "reaperInterval");
+      return this;
+    }
+
+    public Builder reaperEnabled(boolean enabled) {
+      this.reaperEnabled = enabled;
+      return this;
+    }
+
+    public Builder eventRetention(Duration d) {
+      this.eventRetention = positive(d, "eventRetention");
+      return this;
+    }
+
+    public Builder executor(Executor executor) {
+      this.executor = executor;
+      return this;
+    }
+
+    public Builder scheduler(ScheduledExecutorService scheduler) {
+      this.scheduler = scheduler;
+      return this;
+    }
+
+    public MutexOptions build() {
+      if (heartbeatInterval.compareTo(lease) >= 0) {
+        throw new IllegalArgumentException("heartbeatInterval (" + heartbeatInterval
+            + ") must be shorter than lease (" + lease + "), or every owner would be evicted");
+      }
+      return new MutexOptions(this);
+    }
+
+    private static Duration positive(Duration d, String name) {
+      Objects.requireNonNull(d, name);
+      if (d.isNegative() || d.isZero()) {
+        throw new IllegalArgumentException(name + " must be positive, got " + d);
+      }
+      return d;
+    }
+  }
+}

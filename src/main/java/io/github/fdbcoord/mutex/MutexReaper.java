@@ -1,0 +1,159 @@
+package io.github.fdbcoord.mutex;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * Hands a mutex on when its owner record (owner, token, heartbeat count) has not changed for a
+ * lease, as measured by this reaper's own monotonic clock from the moment it first saw the record:
+ * no clocks of different hosts are ever compared, and a reaper that starts late only delays
+ * eviction. The hand-off re-reads the record with conflict and acts only if it is still the one
+ * observed, so a heartbeat committed meanwhile cancels it, and of several reapers racing only one
+ * hands off (the others conflict, retry and find a changed record).
+ */
+final class MutexReaper {
+  private static final Logger LOG = Logger.getLogger(MutexReaper.class.getName());
+  static final int PAGE = 500;
+
+  private record Observation(byte[] record, long seenAtNanos) {}
+
+  private final FdbMutexService service;
+  private final long leaseNanos;
+  private final Duration interval;
+  private final Map<String, Observation> observations = new ConcurrentHashMap<>();
+  private final AtomicInteger expired = new AtomicInteger();
+  private volatile boolean stopped;
+  private volatile ScheduledFuture<?> next;
+
+  MutexReaper(FdbMutexService service, Duration lease, Duration interval) {
+    this.service = service;
+    this.leaseNanos = lease.toNanos();
+    this.interval = interval;
+  }
+
+  void start() {
+    schedule();
+  }
+
+  void stop() {
+    stopped = true;
+    ScheduledFuture<?> n = next;
+    if (n != null) {
+      n.cancel(false);
+    }
+  }
+
+  /** How many hand-offs this reaper committed. */
+  int expiredCount() {
+    return expired.get();
+  }
+
+  private void schedule() {
+    if (stopped) {
+      return;
+    }
+    try {
+      next = service.scheduler.schedule(
+          () -> scanOnce().whenComplete((n, e) -> {
+            if (e != null) {
+              LOG.log(Level.FINE, "mutex reaper scan failed", e);
+            }
+            schedule();
+          }),
+          interval.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      stopped = true;
+    }
+  }
+
+  /** One pass over every held mutex; completes with how many it handed on. */
+  CompletableFuture<Integer> scanOnce() {
+    Set<String> seen = new HashSet<>();
+    AtomicInteger handedOn = new AtomicInteger();
+    String[] after = {null};
+    return com.apple.foundationdb.async.AsyncUtil.whileTrue(() -> scanPage(after[0]).thenCompose(page -> {
+      List<CompletableFuture<Boolean>> expiries = new ArrayList<>();
+      long now = System.nanoTime();
+      for (Map.Entry<String, byte[]> e : page) {
+        seen.add(e.getKey());
+        if (e.getValue() != null) {
+          CompletableFuture<Boolean> x = observe(e.getKey(), e.getValue(), now);
+          if (x != null) {
+            expiries.add(x.thenApply(done -> {
+              if (done) {
+                handedOn.incrementAndGet();
+              }
+              return done;
+            }));
+          }
+        }
+      }
+      if (!page.isEmpty()) {
+        after[0] = page.get(page.size() - 1).getKey();
+      }
+      boolean more = page.size() == PAGE && !stopped;
+      return CompletableFuture.allOf(expiries.toArray(CompletableFuture[]::new)).thenApply(v -> more);
+    }), service.executor).thenApply(v -> {
+      observations.keySet().retainAll(seen);
+      return handedOn.get();
+    });
+  }
+
+  /** Names of held mutexes after {@code after} with their owner records, read at one snapshot. */
+  private CompletableFuture<List<Map.Entry<String, byte[]>>> scanPage(String after) {
+    return service.db.readAsync(tr -> service.schema.readHeld(tr.snapshot(), after, PAGE, service.executor)
+        .thenCompose(names -> {
+          List<CompletableFuture<byte[]>> records = new ArrayList<>(names.size());
+          for (String n : names) {
+            records.add(service.schema.readOwnerBytes(tr.snapshot(), n));
+          }
+          return CompletableFuture.allOf(records.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            List<Map.Entry<String, byte[]>> out = new ArrayList<>(names.size());
+            for (int i = 0; i < names.size(); i++) {
+              out.add(new java.util.AbstractMap.SimpleImmutableEntry<>(names.get(i), records.get(i).join()));
+            }
+            return out;
+          });
+        }), service.executor);
+  }
+
+  /** Records a change, or starts a hand-off (returned) when the record stayed the same for a lease. */
+  private CompletableFuture<Boolean> observe(String name, byte[] record, long now) {
+    Observation o = observations.get(name);
+    if (o == null || !Arrays.equals(o.record, record)) {
+      observations.put(name, new Observation(record, now));
+      return null;
+    }
+    if (now - o.seenAtNanos < leaseNanos) {
+      return null;
+    }
+    return expire(name, record).whenComplete((done, e) -> observations.remove(name, o));
+  }
+
+  /** Ends the grant whose record is {@code observed}, if it is still exactly that; completes with whether it did. */
+  CompletableFuture<Boolean> expire(String name, byte[] observed) {
+    return service.transact(tr -> service.schema.readOwnerBytes(tr, name).thenCompose(current -> {
+      if (current == null || !Arrays.equals(current, observed)) {
+        return CompletableFuture.completedFuture(AfterCommit.now(false));
+      }
+      return service.endGrant(tr, name, service.schema.unpackOwnerValue(current), false)
+          .thenApply(a -> a.map(event -> true));
+    })).whenComplete((done, e) -> {
+      if (Boolean.TRUE.equals(done)) {
+        expired.incrementAndGet();
+      }
+    });
+  }
+}

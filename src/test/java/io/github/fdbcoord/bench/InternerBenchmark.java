@@ -1,0 +1,240 @@
+package io.github.fdbcoord.bench;
+
+import com.apple.foundationdb.Database;
+import com.apple.foundationdb.directory.DirectoryLayer;
+import io.github.fdbcoord.embedded.EmbeddedDatabase;
+import io.github.fdbcoord.embedded.EmbeddedOptions;
+import io.github.fdbcoord.interner.InternerOptions;
+import io.github.fdbcoord.interner.InternerService;
+import io.github.fdbcoord.interner.StringInterner;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Interner throughput: new strings per second (64 concurrent clients interning batches of 100 new
+ * unique strings), cached lookups per second (string -> id and id -> string served by the cache,
+ * several threads), uncached lookups per second (64 concurrent clients, cache disabled), each in
+ * memory and with 1 ms of injected read/commit latency.
+ *
+ * <p>Run: {@code mvn -q -o test-compile exec:java -Dexec.mainClass=io.github.fdbcoord.bench.InternerBenchmark}
+ * System properties: {@code bench.seconds} (measured seconds per figure, default 10),
+ * {@code bench.warmup} (default 3), {@code bench.clients} (default 64), {@code bench.batch} (default 100),
+ * {@code bench.latencyMs} (default 1), {@code bench.modes} ("memory,latency").
+ */
+public final class InternerBenchmark {
+  private static final int SECONDS = Integer.getInteger("bench.seconds", 10);
+  private static final int WARMUP = Integer.getInteger("bench.warmup", 3);
+  private static final int CLIENTS = Integer.getInteger("bench.clients", 64);
+  private static final int BATCH = Integer.getInteger("bench.batch", 100);
+  private static final int LATENCY_MS = Integer.getInteger("bench.latencyMs", 1);
+  private static final int CACHED_THREADS = Integer.getInteger("bench.cachedThreads", 4);
+
+  private static java.util.concurrent.Executor executor;
+
+  private InternerBenchmark() {}
+
+  public static void main(String[] args) throws Exception {
+    String modes = System.getProperty("bench.modes", "memory,latency");
+    System.out.printf("InternerBenchmark: %d clients, batches of %d, %d s measured after %d s warm-up, %d cores, JDK %s%n",
+        CLIENTS, BATCH, SECONDS, WARMUP, Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"));
+    System.out.println("| engine | figure | result |");
+    System.out.println("|---|---|---|");
+    for (String mode : modes.split(",")) {
+      EmbeddedOptions options = mode.equals("latency")
+          ? EmbeddedOptions.builder().latency(Duration.ofMillis(LATENCY_MS)).build()
+          : EmbeddedOptions.inMemory();
+      String label = mode.equals("latency") ? "in memory, " + LATENCY_MS + " ms latency" : "in memory";
+      try (Database db = EmbeddedDatabase.open(options)) {
+        runAll(db, label);
+      }
+    }
+    System.exit(0);
+  }
+
+  private static void runAll(Database db, String label) throws Exception {
+    executor = db.getExecutor();
+    List<String> root = List.of("bench", UUID.randomUUID().toString());
+    try {
+      InternerService service = InternerService.create(db, InternerOptions.builder().rootPath(root)
+          .cacheMaxBytes(512L << 20).build());
+      StringInterner interner = service.open("bench").get();
+
+      Result interned = newStrings(interner);
+      print(label, "new strings/s (" + CLIENTS + " clients, batches of " + BATCH + ")", interned.perSecond(),
+          String.format(" (%d strings, mean batch latency %.1f ms)", interned.count, interned.meanLatencyMs()));
+
+      // Ids to look up: a sample of what was interned, cached in the service above.
+      List<String> sample = new ArrayList<>();
+      for (int i = 0; i < 100_000 && i < interned.count; i++) {
+        sample.add(name(i % CLIENTS, i / CLIENTS));
+      }
+      List<Long> ids = new ArrayList<>();
+      for (int from = 0; from < sample.size(); from += 1000) {
+        ids.addAll(interner.intern(sample.subList(from, Math.min(sample.size(), from + 1000))).get());
+      }
+      long[] idArray = ids.stream().mapToLong(Long::longValue).toArray();
+      String[] strArray = sample.toArray(new String[0]);
+
+      print(label, "cached lookups/s, id -> string (" + CACHED_THREADS + " threads)",
+          cached(() -> interner.lookup(idArray[ThreadLocalRandom.current().nextInt(idArray.length)]).join()), "");
+      print(label, "cached lookups/s, string -> id (" + CACHED_THREADS + " threads)",
+          cached(() -> interner.resolve(strArray[ThreadLocalRandom.current().nextInt(strArray.length)]).join()), "");
+
+      InternerService uncachedService = InternerService.create(db, InternerOptions.builder().rootPath(root)
+          .cacheMaxBytes(0).build());
+      StringInterner uncached = uncachedService.open("bench").get();
+      Result single = concurrent(() -> uncached.lookup(idArray[ThreadLocalRandom.current().nextInt(idArray.length)]), 1);
+      print(label, "uncached lookups/s, id -> string, 1 id per call (" + CLIENTS + " clients)", single.perSecond(),
+          String.format(" (mean latency %.2f ms)", single.meanLatencyMs()));
+      Result singleResolve = concurrent(() -> uncached.resolve(strArray[ThreadLocalRandom.current().nextInt(strArray.length)]), 1);
+      print(label, "uncached lookups/s, string -> id, 1 string per call (" + CLIENTS + " clients)", singleResolve.perSecond(),
+          String.format(" (mean latency %.2f ms)", singleResolve.meanLatencyMs()));
+      Result batched = concurrent(() -> uncached.lookup(randomIds(idArray, BATCH)), BATCH);
+      print(label, "uncached lookups/s, id -> string, " + BATCH + " ids per call (" + CLIENTS + " clients)",
+          batched.perSecond(), String.format(" (mean call latency %.2f ms)", batched.meanLatencyMs()));
+    } finally {
+      DirectoryLayer.getDefault().removeIfExists(db, root).get();
+    }
+  }
+
+  private static List<Long> randomIds(long[] ids, int n) {
+    List<Long> out = new ArrayList<>(n);
+    ThreadLocalRandom r = ThreadLocalRandom.current();
+    for (int i = 0; i < n; i++) {
+      out.add(ids[r.nextInt(ids.length)]);
+    }
+    return out;
+  }
+
+  /** Strings look like AT-protocol record URIs, the seed's use case: unique per client and counter. */
+  private static String name(int client, long n) {
+    return "at://did:plc:client" + client + "/app.bsky.feed.post/" + n;
+  }
+
+  private record Result(long count, long calls, long nanos, long latencyNanos) {
+    double perSecond() {
+      return count * 1e9 / nanos;
+    }
+
+    double meanLatencyMs() {
+      return calls == 0 ? 0 : latencyNanos / 1e6 / calls;
+    }
+  }
+
+  /** 64 clients each interning batches of new strings back to back; counts during the measured window. */
+  private static Result newStrings(StringInterner interner) throws Exception {
+    AtomicLong[] next = new AtomicLong[CLIENTS];
+    for (int c = 0; c < CLIENTS; c++) {
+      next[c] = new AtomicLong();
+    }
+    return concurrentClients(c -> {
+      List<String> batch = new ArrayList<>(BATCH);
+      for (int i = 0; i < BATCH; i++) {
+        batch.add(name(c, next[c].getAndIncrement()));
+      }
+      return interner.intern(batch);
+    }, BATCH);
+  }
+
+  private static Result concurrent(java.util.function.Supplier<CompletableFuture<?>> call, int perCall) throws Exception {
+    return concurrentClients(c -> call.get(), perCall);
+  }
+
+  /** {@link #CLIENTS} asynchronous clients, each issuing its next call when the previous completes. */
+  private static Result concurrentClients(java.util.function.IntFunction<CompletableFuture<?>> call, int perCall)
+      throws Exception {
+    AtomicBoolean measuring = new AtomicBoolean(false);
+    AtomicBoolean stop = new AtomicBoolean(false);
+    LongAdder calls = new LongAdder();
+    LongAdder latency = new LongAdder();
+    List<CompletableFuture<Void>> done = new ArrayList<>();
+    for (int c = 0; c < CLIENTS; c++) {
+      CompletableFuture<Void> finished = new CompletableFuture<>();
+      done.add(finished);
+      loop(c, call, measuring, stop, calls, latency, finished);
+    }
+    TimeUnit.SECONDS.sleep(WARMUP);
+    measuring.set(true);
+    long start = System.nanoTime();
+    TimeUnit.SECONDS.sleep(SECONDS);
+    measuring.set(false);
+    long nanos = System.nanoTime() - start;
+    long n = calls.sum();
+    long lat = latency.sum();
+    stop.set(true);
+    CompletableFuture.allOf(done.toArray(new CompletableFuture<?>[0])).get(60, TimeUnit.SECONDS);
+    return new Result(n * perCall, n, nanos, lat);
+  }
+
+  private static void loop(int client, java.util.function.IntFunction<CompletableFuture<?>> call, AtomicBoolean measuring,
+      AtomicBoolean stop, LongAdder calls, LongAdder latency, CompletableFuture<Void> finished) {
+    if (stop.get()) {
+      finished.complete(null);
+      return;
+    }
+    long t0 = System.nanoTime();
+    call.apply(client).whenCompleteAsync((r, e) -> {
+      if (e != null) {
+        finished.completeExceptionally(e);
+        return;
+      }
+      if (measuring.get()) {
+        calls.increment();
+        latency.add(System.nanoTime() - t0);
+      }
+      loop(client, call, measuring, stop, calls, latency, finished);
+    }, executor); // a hop per call, so a chain of already-completed futures cannot grow the stack
+  }
+
+  /** Calls served by the cache, from several plain threads, for the measured window. */
+  private static double cached(Runnable call) throws Exception {
+    AtomicBoolean measuring = new AtomicBoolean(false);
+    AtomicBoolean stop = new AtomicBoolean(false);
+    LongAdder ops = new LongAdder();
+    List<Thread> threads = new ArrayList<>();
+    for (int t = 0; t < CACHED_THREADS; t++) {
+      Thread thread = new Thread(() -> {
+        long local = 0;
+        boolean counted = false;
+        while (!stop.get()) {
+          for (int i = 0; i < 1000; i++) {
+            call.run();
+          }
+          if (measuring.get()) {
+            local += 1000;
+            counted = true;
+          } else if (counted) {
+            break;
+          }
+        }
+        ops.add(local);
+      });
+      thread.start();
+      threads.add(thread);
+    }
+    TimeUnit.SECONDS.sleep(WARMUP);
+    measuring.set(true);
+    long start = System.nanoTime();
+    TimeUnit.SECONDS.sleep(SECONDS);
+    measuring.set(false);
+    long nanos = System.nanoTime() - start;
+    stop.set(true);
+    for (Thread thread : threads) {
+      thread.join();
+    }
+    return ops.sum() * 1e9 / nanos;
+  }
+
+  private static void print(String engine, String figure, double perSecond, String extra) {
+    System.out.printf("| %s | %s | %,.0f%s |%n", engine, figure, perSecond, extra);
+  }
+}
