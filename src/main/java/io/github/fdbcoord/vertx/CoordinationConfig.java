@@ -25,7 +25,7 @@ import java.util.Set;
  *   "http": {"enabled": true, "host": "127.0.0.1", "port": 8080, "token": null,
  *            "bodyLimit": 1048576, "maxWebSocketSubscriptions": 100},
  *   "mutex": {"leaseMs": 10000, "heartbeatIntervalMs": 2000, "reaperIntervalMs": 1000,
- *             "maxAcquireTimeoutMs": 300000, "eventRetentionMs": 60000},
+ *             "maxAcquireTimeoutMs": 300000, "eventRetentionMs": 60000, "maxWatched": 1000},
  *   "interner": {"maxBatchSize": 1000, "cacheMaxBytes": 67108864},
  *   "directory": {"cacheSize": 10000, "maxPageSize": 1000}
  * }
@@ -50,6 +50,7 @@ public final class CoordinationConfig {
   private final Duration reaperInterval;
   private final Duration maxAcquireTimeout;
   private final Duration eventRetention;
+  private final int maxWatched;
   private final int maxBatchSize;
   private final long internerCacheMaxBytes;
   private final long directoryCacheSize;
@@ -95,6 +96,7 @@ public final class CoordinationConfig {
         300_000, 0, 24L * 3600 * 1000));
     this.eventRetention = Duration.ofMillis(longValue(mutex, "mutex.eventRetentionMs", "eventRetentionMs",
         60_000, 1, Long.MAX_VALUE));
+    this.maxWatched = intValue(mutex, "mutex.maxWatched", "maxWatched", 1000, 1, 9000);
     JsonObject interner = object(json, "interner");
     this.maxBatchSize = intValue(interner, "interner.maxBatchSize", "maxBatchSize", 1000, 1, 1_000_000);
     this.internerCacheMaxBytes = longValue(interner, "interner.cacheMaxBytes", "cacheMaxBytes", 64L << 20, 0,
@@ -199,6 +201,11 @@ public final class CoordinationConfig {
 
   public Duration eventRetention() {
     return eventRetention;
+  }
+
+  /** Most mutexes whose events one node publishes (each costs a watch in the store). */
+  public int maxWatched() {
+    return maxWatched;
   }
 
   public int maxBatchSize() {
