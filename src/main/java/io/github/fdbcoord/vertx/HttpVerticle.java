@@ -180,12 +180,13 @@ public final class HttpVerticle extends VerticleBase {
     ctx.next();
   }
 
+  /** A bounded label for routes without a path template (never the raw path: unbounded cardinality). */
   private static String routeName(RoutingContext ctx) {
-    String p = ctx.normalizedPath();
-    if (p.startsWith("/directories/")) {
+    String p = ctx.request().path();
+    if (p != null && p.startsWith("/directories/")) {
       return "/directories/*";
     }
-    return ctx.currentRoute() == null ? "unmatched" : p;
+    return "other";
   }
 
   private void authenticate(RoutingContext ctx) {
@@ -283,6 +284,12 @@ public final class HttpVerticle extends VerticleBase {
       error(ctx, 400, "bad_request", t.getMessage());
       return;
     }
+    if (t == null && status == 500 && !validPath(ctx)) {
+      // The router could not decode the URL path; that is the client's mistake.
+      error(ctx, 400, "bad_request", "the URL path is not valid percent-encoding: "
+          + abbreviate(ctx.request().path()));
+      return;
+    }
     switch (status) {
       case 404:
         error(ctx, 404, "not_found", "no route for " + ctx.request().method() + " " + ctx.request().path());
@@ -303,6 +310,15 @@ public final class HttpVerticle extends VerticleBase {
         }
         error(ctx, status >= 400 && status < 500 ? status : 500, "internal", "the request failed"
             + (t == null ? "" : ": " + t.getClass().getSimpleName()));
+    }
+  }
+
+  private static boolean validPath(RoutingContext ctx) {
+    try {
+      ctx.normalizedPath();
+      return true;
+    } catch (IllegalArgumentException e) {
+      return false;
     }
   }
 
