@@ -2,8 +2,7 @@ package io.github.fdbcoord.vertx;
 
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.http.HttpClient;
-import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.http.WebSocketConnectOptions;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
@@ -56,13 +55,13 @@ class HttpSecurityTest {
       assertEquals(200, await(f.web().post("/allocators/a/allocate").putHeader("Authorization", "Bearer s3cret")
           .send()).statusCode());
 
-      HttpClient http = vertx.createHttpClient(new HttpClientOptions());
+      WebSocketClient http = vertx.createWebSocketClient();
       WebSocketConnectOptions ws = new WebSocketConnectOptions().setHost("127.0.0.1")
           .setPort(f.service.httpPort()).setURI("/ws");
-      Throwable refused = assertThrows(Throwable.class, () -> await(http.webSocket(ws)));
+      Throwable refused = assertThrows(Throwable.class, () -> await(http.connect(ws)));
       assertTrue(String.valueOf(refused.getMessage()).contains("401") || String.valueOf(refused).contains("401"),
           refused.toString());
-      var socket = await(http.webSocket(new WebSocketConnectOptions(ws).addHeader("Authorization", "Bearer s3cret")));
+      var socket = await(http.connect(new WebSocketConnectOptions(ws).addHeader("Authorization", "Bearer s3cret")));
       await(socket.close());
       await(http.close());
     }

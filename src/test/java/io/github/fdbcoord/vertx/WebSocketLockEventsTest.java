@@ -1,7 +1,7 @@
 package io.github.fdbcoord.vertx;
 
 import io.vertx.core.Vertx;
-import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.http.WebSocket;
 import io.vertx.core.http.WebSocketConnectOptions;
 import io.vertx.core.json.JsonArray;
@@ -28,15 +28,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @ExtendWith(VertxExtension.class)
 class WebSocketLockEventsTest {
   private ServiceFixture f;
-  private HttpClient http;
+  private WebSocketClient http;
   private WebSocket ws;
   private final BlockingQueue<JsonObject> received = new LinkedBlockingQueue<>();
 
   @BeforeEach
   void start(Vertx vertx) {
     f = ServiceFixture.start(vertx);
-    http = vertx.createHttpClient();
-    ws = await(http.webSocket(new WebSocketConnectOptions().setHost("127.0.0.1").setPort(f.service.httpPort())
+    http = vertx.createWebSocketClient();
+    ws = await(http.connect(new WebSocketConnectOptions().setHost("127.0.0.1").setPort(f.service.httpPort())
         .setURI("/ws")));
     ws.textMessageHandler(t -> received.add(new JsonObject(t)));
   }
