@@ -108,7 +108,9 @@ final class ServiceFixture implements AutoCloseable {
   @Override
   public void close() {
     try {
-      await(client.removeDirectoryIfExists(List.of("test", testDirectory)));
+      if (vertx.deploymentIDs().contains(deploymentId)) {
+        await(client.removeDirectoryIfExists(List.of("test", testDirectory)));
+      }
     } finally {
       if (web != null) {
         web.close();
