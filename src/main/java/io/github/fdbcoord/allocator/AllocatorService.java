@@ -6,8 +6,6 @@ import com.apple.foundationdb.tuple.Tuple;
 
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.Executor;
 
 /**
@@ -25,8 +23,6 @@ public final class AllocatorService {
   private final Database database;
   private final Subspace root;
   private final Executor executor;
-  private final ConcurrentMap<String, HighContentionAllocator> windowed = new ConcurrentHashMap<>();
-  private final ConcurrentMap<String, NaiveAllocator> naive = new ConcurrentHashMap<>();
 
   private AllocatorService(Database database, AllocatorServiceOptions options) {
     this.database = Objects.requireNonNull(database, "database");
@@ -45,15 +41,14 @@ public final class AllocatorService {
   /** The windowed high-contention allocator called {@code name}. */
   public HighContentionAllocator allocator(String name) {
     validateName(name);
-    return windowed.computeIfAbsent(name,
-        n -> new HighContentionAllocator(n, database, subspaceOf(WINDOWED, n), executor));
+    // Not memoised: allocators hold no state, and names may come from requests (unbounded).
+    return new HighContentionAllocator(name, database, subspaceOf(WINDOWED, name), executor);
   }
 
   /** The naive single-counter allocator called {@code name} (a baseline, see {@link NaiveAllocator}). */
   public NaiveAllocator naiveAllocator(String name) {
     validateName(name);
-    return naive.computeIfAbsent(name,
-        n -> new NaiveAllocator(n, database, subspaceOf(NAIVE, n), executor));
+    return new NaiveAllocator(name, database, subspaceOf(NAIVE, name), executor);
   }
 
   /** Allocates from the windowed allocator {@code name}; a bad name fails the future (BAD_REQUEST). */

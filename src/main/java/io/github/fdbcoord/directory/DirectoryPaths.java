@@ -83,6 +83,24 @@ public final class DirectoryPaths {
     return true;
   }
 
+  /**
+   * Checks a layer tag (null or empty: none): valid Unicode, at most {@link #MAX_ELEMENT_BYTES}
+   * UTF-8 bytes. Returns it unchanged.
+   */
+  public static String validateLayer(String layer) {
+    if (layer == null) {
+      return null;
+    }
+    if (!isWellFormed(layer)) {
+      throw badRequest(null, "layer tag is not valid Unicode (unpaired surrogate)");
+    }
+    int bytes = layer.getBytes(StandardCharsets.UTF_8).length;
+    if (bytes > MAX_ELEMENT_BYTES) {
+      throw badRequest(null, "layer tag is " + bytes + " bytes long in UTF-8, the limit is " + MAX_ELEMENT_BYTES);
+    }
+    return layer;
+  }
+
   /** A path as {@code /a/b} for messages. */
   public static String format(List<String> path) {
     return path == null || path.isEmpty() ? "/" : "/" + String.join("/", path);

@@ -27,7 +27,8 @@ import java.util.concurrent.CompletableFuture;
  *                  through a service (absent until the first change)
  * </pre>
  * Everything else is fdb-java's {@link DirectoryLayer} node tree, reached only through the
- * DirectoryLayer queries below.
+ * DirectoryLayer queries below. Service paths are relative to a root path in that tree
+ * ({@link #packPath} / {@link #unpackPath}); with the empty root path they are the tree's own.
  */
 public final class DirectorySchema {
   static final byte[] NO_VERSION = new byte[0];
@@ -36,10 +37,17 @@ public final class DirectorySchema {
 
   private final DirectoryLayer layer;
   private final byte[] versionKey;
+  private final List<String> rootPath;
 
   public DirectorySchema(DirectoryLayer layer, Subspace metadata) {
+    this(layer, metadata, List.of());
+  }
+
+  /** A schema whose paths are relative to {@code rootPath} in {@code layer}'s tree. */
+  public DirectorySchema(DirectoryLayer layer, Subspace metadata, List<String> rootPath) {
     this.layer = Objects.requireNonNull(layer, "layer");
     this.versionKey = Objects.requireNonNull(metadata, "metadata").pack(Tuple.from("version"));
+    this.rootPath = List.copyOf(rootPath);
   }
 
   // ---- keys and values -------------------------------------------------------------------
@@ -74,12 +82,34 @@ public final class DirectorySchema {
     return stored == null ? "" : new String(stored, StandardCharsets.UTF_8);
   }
 
+  /** The directory layer's (absolute) path for a service path, which is relative to the root path. */
+  public List<String> packPath(List<String> relative) {
+    if (rootPath.isEmpty()) {
+      return relative;
+    }
+    List<String> absolute = new ArrayList<>(rootPath.size() + relative.size());
+    absolute.addAll(rootPath);
+    absolute.addAll(relative);
+    return List.copyOf(absolute);
+  }
+
+  /** The service path of a directory layer path; a path outside the root (never expected) is kept whole. */
+  public List<String> unpackPath(List<String> absolute) {
+    if (absolute == null || rootPath.isEmpty()) {
+      return absolute;
+    }
+    if (absolute.size() < rootPath.size() || !absolute.subList(0, rootPath.size()).equals(rootPath)) {
+      return absolute;
+    }
+    return List.copyOf(absolute.subList(rootPath.size(), absolute.size()));
+  }
+
   /** What a DirectoryLayer answer says about a directory, with a partition's prefix recovered. */
-  public static DirectoryInfo unpackDirectory(DirectorySubspace subspace) {
+  public DirectoryInfo unpackDirectory(DirectorySubspace subspace) {
     byte[] layerTag = subspace.getLayer();
     boolean partition = DirectoryInfo.PARTITION_LAYER.equals(unpackLayer(layerTag));
     byte[] prefix = partition ? partitionPrefix(subspace) : subspace.getKey();
-    return new DirectoryInfo(subspace.getPath(), layerTag, prefix);
+    return new DirectoryInfo(unpackPath(subspace.getPath()), layerTag, prefix);
   }
 
   /**
@@ -166,31 +196,32 @@ public final class DirectorySchema {
   // ---- queries on the directory layer ----------------------------------------------------
 
   public CompletableFuture<DirectoryInfo> open(ReadTransaction tr, List<String> path, byte[] layerTag) {
-    return layer.open(tr, path, layerTag).thenApply(DirectorySchema::unpackDirectory);
+    return layer.open(tr, packPath(path), layerTag).thenApply(this::unpackDirectory);
   }
 
   public CompletableFuture<DirectoryInfo> create(Transaction tr, List<String> path, byte[] layerTag) {
-    return layer.create(tr, path, layerTag).thenApply(DirectorySchema::unpackDirectory);
+    return layer.create(tr, packPath(path), layerTag).thenApply(this::unpackDirectory);
   }
 
   public CompletableFuture<DirectoryInfo> move(Transaction tr, List<String> from, List<String> to) {
-    return layer.move(tr, from, to).thenApply(DirectorySchema::unpackDirectory);
+    return layer.move(tr, packPath(from), packPath(to)).thenApply(this::unpackDirectory);
   }
 
   public CompletableFuture<Void> remove(Transaction tr, List<String> path) {
-    return layer.remove(tr, path);
+    return layer.remove(tr, packPath(path));
   }
 
   public CompletableFuture<Boolean> removeIfExists(Transaction tr, List<String> path) {
-    return layer.removeIfExists(tr, path);
+    return layer.removeIfExists(tr, packPath(path));
   }
 
+  /** Names under {@code path}; the empty path lists the root path's children. */
   public CompletableFuture<List<String>> listNames(ReadTransaction tr, List<String> path) {
-    return layer.list(tr, path);
+    return layer.list(tr, packPath(path));
   }
 
   public CompletableFuture<Boolean> exists(ReadTransaction tr, List<String> path) {
-    return layer.exists(tr, path);
+    return layer.exists(tr, packPath(path));
   }
 
   private static RuntimeException propagate(Throwable error) {

@@ -62,7 +62,7 @@ public final class DirectoryService {
 
   private DirectoryService(Database database, DirectoryServiceOptions options) {
     this.database = Objects.requireNonNull(database, "database");
-    this.schema = new DirectorySchema(options.getDirectoryLayer(), options.getMetadata());
+    this.schema = new DirectorySchema(options.getDirectoryLayer(), options.getMetadata(), options.getRootPath());
     this.executor = options.getExecutor() != null ? options.getExecutor() : database.getExecutor();
     this.maxPageSize = options.getMaxPageSize();
     this.cache = options.getCacheSize() == 0 ? null
@@ -92,7 +92,7 @@ public final class DirectoryService {
   public CompletableFuture<DirectoryInfo> create(TransactionContext context, List<String> path, String layer) {
     return guard(() -> {
       List<String> p = DirectoryPaths.validate(path);
-      byte[] tag = DirectorySchema.packLayer(layer);
+      byte[] tag = DirectorySchema.packLayer(DirectoryPaths.validateLayer(layer));
       return translate(run(context, tr -> createIn(tr, p, tag)));
     });
   }
@@ -117,7 +117,7 @@ public final class DirectoryService {
   public CompletableFuture<DirectoryInfo> open(ReadTransactionContext context, List<String> path, String layer) {
     return guard(() -> {
       List<String> p = DirectoryPaths.validate(path);
-      byte[] tag = DirectorySchema.packLayer(layer);
+      byte[] tag = DirectorySchema.packLayer(DirectoryPaths.validateLayer(layer));
       return translate(read(context, tr -> openIn(tr, p, tag)));
     });
   }
@@ -136,7 +136,7 @@ public final class DirectoryService {
   public CompletableFuture<DirectoryInfo> createOrOpen(TransactionContext context, List<String> path, String layer) {
     return guard(() -> {
       List<String> p = DirectoryPaths.validate(path);
-      byte[] tag = DirectorySchema.packLayer(layer);
+      byte[] tag = DirectorySchema.packLayer(DirectoryPaths.validateLayer(layer));
       return translate(run(context, tr -> openOrNull(tr, p, tag)
           .thenCompose(opened -> opened != null ? CompletableFuture.completedFuture(opened) : createIn(tr, p, tag))));
     });
@@ -164,7 +164,7 @@ public final class DirectoryService {
       if (startAfter != null && !DirectoryPaths.isWellFormed(startAfter)) {
         throw new DirectoryServiceException(Kind.BAD_REQUEST, p, "startAfter is not valid Unicode (unpaired surrogate)");
       }
-      return translate(read(context, tr -> schema.listNames(tr, p)
+      return translate(read(context, tr -> listNamesIn(tr, p)
           .thenApply(names -> DirectorySchema.page(names, startAfter, limit))));
     });
   }
@@ -252,6 +252,20 @@ public final class DirectoryService {
         .thenApply(created -> changed(tr, created));
   }
 
+  /** Children of {@code path}; the service's root has none until something is created under it. */
+  private CompletableFuture<List<String>> listNamesIn(ReadTransaction tr, List<String> path) {
+    return schema.listNames(tr, path)
+        .handle((names, error) -> error != null && path.isEmpty() && unwrap(error) instanceof NoSuchDirectoryException
+            ? List.<String>of() : rethrowIfFailed(names, error));
+  }
+
+  private static <T> T rethrowIfFailed(T value, Throwable error) {
+    if (error == null) {
+      return value;
+    }
+    throw error instanceof CompletionException ? (CompletionException) error : new CompletionException(error);
+  }
+
   private <T> T changed(Transaction tr, T result) {
     schema.bumpVersion(tr);
     return result;
@@ -275,7 +289,7 @@ public final class DirectoryService {
     if (unwrap(error) instanceof NoSuchDirectoryException) {
       return null;
     }
-    throw error instanceof CompletionException ? (CompletionException) error : new CompletionException(error);
+    return rethrowIfFailed(opened, error);
   }
 
   /** Serves from the cache if the entry was read under {@code version}; null version: no cache. */
@@ -341,11 +355,11 @@ public final class DirectoryService {
 
   // ---- errors ----------------------------------------------------------------------------
 
-  private static <T> CompletableFuture<T> translate(CompletableFuture<T> future) {
-    return future.exceptionally(DirectoryService::rethrowTranslated);
+  private <T> CompletableFuture<T> translate(CompletableFuture<T> future) {
+    return future.exceptionally(this::rethrowTranslated);
   }
 
-  private static <T> T rethrowTranslated(Throwable error) {
+  private <T> T rethrowTranslated(Throwable error) {
     Throwable cause = unwrap(error);
     Throwable translated = translate(cause);
     if (translated instanceof RuntimeException) {
@@ -355,25 +369,26 @@ public final class DirectoryService {
   }
 
   /** The service's exception for a directory-layer refusal; anything else unchanged. */
-  static Throwable translate(Throwable cause) {
+  Throwable translate(Throwable cause) {
     if (cause instanceof NoSuchDirectoryException) {
-      List<String> path = ((NoSuchDirectoryException) cause).path;
+      List<String> path = schema.unpackPath(((NoSuchDirectoryException) cause).path);
       return new DirectoryServiceException(Kind.NOT_FOUND, path,
           "directory does not exist: " + DirectoryPaths.format(path), cause);
     }
     if (cause instanceof DirectoryAlreadyExistsException) {
-      List<String> path = ((DirectoryAlreadyExistsException) cause).path;
+      List<String> path = schema.unpackPath(((DirectoryAlreadyExistsException) cause).path);
       return new DirectoryServiceException(Kind.ALREADY_EXISTS, path,
           "directory already exists: " + DirectoryPaths.format(path), cause);
     }
     if (cause instanceof MismatchedLayerException) {
       MismatchedLayerException e = (MismatchedLayerException) cause;
-      return layerMismatch(e.path, e.stored, e.opened, e);
+      return layerMismatch(schema.unpackPath(e.path), e.stored, e.opened, e);
     }
     if (cause instanceof DirectoryMoveException) {
       DirectoryMoveException e = (DirectoryMoveException) cause;
-      return new DirectoryServiceException(Kind.BAD_REQUEST, e.sourcePath,
-          "cannot move " + DirectoryPaths.format(e.sourcePath) + " to " + DirectoryPaths.format(e.destPath)
+      List<String> from = schema.unpackPath(e.sourcePath);
+      return new DirectoryServiceException(Kind.BAD_REQUEST, from,
+          "cannot move " + DirectoryPaths.format(from) + " to " + DirectoryPaths.format(schema.unpackPath(e.destPath))
               + ": " + e.getMessage(), cause);
     }
     if (cause instanceof DirectoryVersionException) {

@@ -4,6 +4,7 @@ import com.apple.foundationdb.directory.DirectoryLayer;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 
@@ -25,8 +26,24 @@ public final class DirectoryServiceOptions {
   private long cacheSize = DEFAULT_CACHE_SIZE;
   private int maxPageSize = DEFAULT_MAX_PAGE_SIZE;
   private Executor executor;
+  private List<String> rootPath = List.of();
 
   public DirectoryServiceOptions() {}
+
+  /**
+   * The directory under which all of the service's paths live: with root {@code ["svc"]}, the
+   * service path {@code ["a"]} is the directory layer's {@code ["svc", "a"]}, and results and
+   * errors show {@code ["a"]}. Default: the empty path, the directory layer's own root. The root
+   * directory is created with the first directory created under it.
+   */
+  public DirectoryServiceOptions setRootPath(List<String> rootPath) {
+    this.rootPath = DirectoryPaths.validate(rootPath, true);
+    return this;
+  }
+
+  public List<String> getRootPath() {
+    return rootPath;
+  }
 
   /** The directory layer doing the work (e.g. one with node/content subspaces of its own). */
   public DirectoryServiceOptions setDirectoryLayer(DirectoryLayer directoryLayer) {

@@ -38,7 +38,8 @@ public final class EmbeddedDatabase implements Database {
     volatile long retryLimit = -1;
     volatile long maxRetryDelayMillis = 1000;
     volatile long sizeLimit = Engine.TRANSACTION_SIZE_LIMIT;
-    volatile boolean snapshotRywDisabled;
+    /** FoundationDB counts enables and disables: snapshot reads see own writes while this is positive. */
+    volatile int snapshotRyw = 1;
   }
 
   private final Engine engine;
@@ -115,10 +116,10 @@ public final class EmbeddedDatabase implements Database {
         engine.watches.setMaxWatches((int) EmbeddedTransaction.intParam(param, 0, 1_000_000));
         break;
       case 26:
-        defaults.snapshotRywDisabled = false;
+        defaults.snapshotRyw++;
         break;
       case 27:
-        defaults.snapshotRywDisabled = true;
+        defaults.snapshotRyw--;
         break;
       case 500:
         defaults.timeoutMillis = EmbeddedTransaction.intParam(param, 0, Integer.MAX_VALUE);

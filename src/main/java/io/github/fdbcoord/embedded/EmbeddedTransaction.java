@@ -55,7 +55,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
   private long sizeLimit;
   // Options that onError resets.
   private boolean rywDisabled;
-  private boolean snapshotRywDisabled;
+  private int snapshotRyw;
   private boolean nextWriteNoConflict;
   private boolean readSystemKeys;
   private boolean accessSystemKeys;
@@ -88,7 +88,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     this.retryLimit = defaults.retryLimit;
     this.maxRetryDelayMillis = defaults.maxRetryDelayMillis;
     this.sizeLimit = defaults.sizeLimit;
-    this.snapshotRywDisabled = defaults.snapshotRywDisabled;
+    this.snapshotRyw = defaults.snapshotRyw;
     if (timeoutMillis > 0) {
       scheduleTimeout();
     }
@@ -230,6 +230,9 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
   // ---------------------------------------------------------------- reads
 
   CompletableFuture<byte[]> get(byte[] key, boolean snapshot) {
+    if (key == null) {
+      throw new IllegalArgumentException("Key cannot be null");
+    }
     try {
       synchronized (this) {
         ensureOpen();
@@ -251,7 +254,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
           if (w != null) {
             switch (w.kind) {
               case KNOWN:
-                return CompletableFuture.completedFuture(w.value);
+                return CompletableFuture.completedFuture(copy(w.value));
               case STAMPED:
                 return fail(FdbErrors.error(FdbErrors.ACCESSED_UNREADABLE));
               default:
@@ -259,7 +262,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
                 if (!snapshot) {
                   addReadConflict(key, Bytes.keyAfter(key));
                 }
-                return deliver(w.applyOps(base), true, tookReadVersion);
+                return deliver(copy(w.applyOps(base)), true, tookReadVersion);
             }
           }
           if (inRanges(cleared, key)) {
@@ -273,7 +276,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
         if (!snapshot) {
           addReadConflict(key, Bytes.keyAfter(key));
         }
-        return deliver(value, true, tookReadVersion);
+        return deliver(copy(value), true, tookReadVersion);
       }
     } catch (RuntimeException e) {
       return fail(e);
@@ -281,7 +284,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
   }
 
   private boolean seesOwnWrites(boolean snapshot) {
-    return !rywDisabled && !(snapshot && snapshotRywDisabled);
+    return !rywDisabled && !(snapshot && snapshotRyw <= 0);
   }
 
   private static boolean inRanges(TreeMap<byte[], byte[]> ranges, byte[] key) {
@@ -456,7 +459,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     if (ryw && overlapsRanges(unreadable, begin, end)) {
       throw FdbErrors.error(FdbErrors.ACCESSED_UNREADABLE);
     }
-    NavigableMap<byte[], VersionedStore.Version> stored = engine.store.range(begin, end);
+    NavigableMap<byte[], VersionedStore.Chain> stored = engine.store.range(begin, end);
     NavigableMap<byte[], PendingWrite> own = ryw && writes != null ? writes.subMap(begin, true, end, false) : null;
     if (reverse) {
       stored = stored.descendingMap();
@@ -464,7 +467,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     }
     var si = stored.entrySet().iterator();
     var wi = own == null ? null : own.entrySet().iterator();
-    Map.Entry<byte[], VersionedStore.Version> s = next(si);
+    Map.Entry<byte[], VersionedStore.Chain> s = next(si);
     Map.Entry<byte[], PendingWrite> w = wi == null ? null : next(wi);
     TreeMap<byte[], byte[]> clearedRanges = ryw ? cleared : null;
     while (s != null || w != null) {
@@ -480,7 +483,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       byte[] value;
       if (order < 0) {
         key = s.getKey();
-        value = inRanges(clearedRanges, key) ? null : VersionedStore.valueAt(s.getValue(), rv);
+        value = inRanges(clearedRanges, key) ? null : VersionedStore.valueAt(s.getValue().head, rv);
         s = next(si);
       } else {
         key = w.getKey();
@@ -491,7 +494,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
         if (pw.kind == PendingWrite.Kind.KNOWN) {
           value = pw.value;
         } else {
-          byte[] base = order == 0 ? VersionedStore.valueAt(s.getValue(), rv) : null;
+          byte[] base = order == 0 ? VersionedStore.valueAt(s.getValue().head, rv) : null;
           value = pw.applyOps(base);
         }
         if (order == 0) {
@@ -500,7 +503,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
         w = next(wi);
       }
       if (value != null) {
-        rows.add(new KeyValue(key, value));
+        rows.add(new KeyValue(key.clone(), value.clone()));
         if (limit > 0 && rows.size() >= limit) {
           return new Batch(rows, s != null || w != null);
         }
@@ -561,15 +564,24 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
           result = resolveSelector(sel, rv, snapshot);
         }
         if (!snapshot) {
-          byte[] lo = Bytes.min(sel.getKey(), result);
-          byte[] hi = Bytes.max(sel.getKey(), result);
-          addRangeReadConflict(lo, Bytes.min(Bytes.keyAfter(hi), Bytes.ALL_END));
+          // FoundationDB's range for a resolved selector: from the selector's base to the result.
+          byte[] base = sel.orEqual() ? Bytes.keyAfter(sel.getKey()) : sel.getKey();
+          if (sel.getOffset() <= 0) {
+            addRangeReadConflict(result, base);
+          } else {
+            addRangeReadConflict(base, Bytes.keyAfter(result));
+          }
         }
-        return deliver(result, true, tookReadVersion);
+        return deliver(result.clone(), true, tookReadVersion);
       }
     } catch (RuntimeException e) {
       return fail(e);
     }
+  }
+
+  /** Stored arrays are shared and never modified: callers get their own copies. */
+  private static byte[] copy(byte[] b) {
+    return b == null ? null : b.clone();
   }
 
   CompletableFuture<Long> readVersionFuture() {
@@ -590,16 +602,20 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
 
   synchronized void assignReadVersion(long version) {
     ensureOpen();
-    if (version < 0) {
-      throw FdbErrors.error(FdbErrors.VERSION_INVALID);
+    // Errors of setReadVersion surface at the next operation, as through the C client.
+    if (version <= 0) {
+      defer(FdbErrors.VERSION_INVALID);
+    } else if (readVersion >= 0) {
+      defer(FdbErrors.READ_VERSION_ALREADY_SET);
+    } else {
+      readVersion = version;
     }
-    readVersion = version;
   }
 
   CompletableFuture<Long> estimatedRangeSize(byte[] begin, byte[] end) {
     long size = 0;
-    for (Map.Entry<byte[], VersionedStore.Version> e : engine.store.range(begin, end).entrySet()) {
-      byte[] v = e.getValue().value;
+    for (Map.Entry<byte[], VersionedStore.Chain> e : engine.store.range(begin, end).entrySet()) {
+      byte[] v = e.getValue().head.value;
       if (v != null) {
         size += e.getKey().length + v.length;
       }
@@ -611,8 +627,8 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     List<byte[]> points = new ArrayList<>();
     points.add(begin);
     long acc = 0;
-    for (Map.Entry<byte[], VersionedStore.Version> e : engine.store.range(begin, end).entrySet()) {
-      byte[] v = e.getValue().value;
+    for (Map.Entry<byte[], VersionedStore.Chain> e : engine.store.range(begin, end).entrySet()) {
+      byte[] v = e.getValue().head.value;
       if (v == null) {
         continue;
       }
@@ -651,6 +667,8 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
   @Override
   public synchronized void addReadConflictRange(byte[] begin, byte[] end) {
     ensureOpen();
+    begin = begin.clone();
+    end = end.clone();
     if (Bytes.compare(begin, end) > 0) {
       throw FdbErrors.error(FdbErrors.INVERTED_RANGE);
     }
@@ -667,6 +685,8 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
   @Override
   public synchronized void addWriteConflictRange(byte[] begin, byte[] end) {
     ensureOpen();
+    begin = begin.clone();
+    end = end.clone();
     if (Bytes.compare(begin, end) > 0) {
       throw FdbErrors.error(FdbErrors.INVERTED_RANGE);
     }
@@ -695,6 +715,9 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
 
   @Override
   public synchronized void set(byte[] key, byte[] value) {
+    if (key == null || value == null) {
+      throw new IllegalArgumentException("Keys/Values must be non-null");
+    }
     ensureOpen();
     if (!writable()) {
       return;
@@ -713,14 +736,21 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       return;
     }
     approximateSize += key.length + value.length;
+    // The caller keeps its arrays: the transaction holds copies, as the native client does.
+    key = key.clone();
+    value = value.clone();
     writeMap().put(key, PendingWrite.known(value));
     if (conflict) {
       addWriteConflict(key, Bytes.keyAfter(key));
     }
+    triggerOwnWatches(key, null, value, true);
   }
 
   @Override
   public synchronized void clear(byte[] key) {
+    if (key == null) {
+      throw new IllegalArgumentException("Key cannot be null");
+    }
     ensureOpen();
     if (!writable()) {
       return;
@@ -734,14 +764,19 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       return;
     }
     approximateSize += key.length;
+    key = key.clone();
     writeMap().put(key, PendingWrite.known(null));
     if (conflict) {
       addWriteConflict(key, Bytes.keyAfter(key));
     }
+    triggerOwnWatches(key, null, null, true);
   }
 
   @Override
   public synchronized void clear(byte[] begin, byte[] end) {
+    if (begin == null || end == null) {
+      throw new IllegalArgumentException("Keys cannot be null");
+    }
     ensureOpen();
     if (!writable()) {
       return;
@@ -763,6 +798,8 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       return;
     }
     approximateSize += begin.length + end.length;
+    begin = begin.clone();
+    end = end.clone();
     if (writes != null) {
       writes.subMap(begin, true, end, false).clear();
     }
@@ -770,6 +807,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     if (conflict) {
       addWriteConflict(begin, end);
     }
+    triggerOwnWatches(begin, end, null, true);
   }
 
   private void addClearedRange(byte[] begin, byte[] end) {
@@ -805,6 +843,9 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
 
   @Override
   public synchronized void mutate(MutationType type, byte[] key, byte[] param) {
+    if (type == null || key == null || param == null) {
+      throw new IllegalArgumentException("Mutation type, key and parameter must be non-null");
+    }
     ensureOpen();
     if (!writable()) {
       return;
@@ -826,6 +867,8 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       defer(FdbErrors.VALUE_TOO_LARGE);
       return;
     }
+    key = key.clone();
+    param = param.clone();
     PendingWrite current = writeMap().get(key);
     if (current == null && inRanges(cleared, key)) {
       current = PendingWrite.known(null);
@@ -845,6 +888,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     if (conflict) {
       addWriteConflict(key, Bytes.keyAfter(key));
     }
+    triggerOwnWatches(key, null, next.value, next.kind == PendingWrite.Kind.KNOWN);
   }
 
   private void mutateStampedKey(byte[] key, byte[] value, boolean conflict) {
@@ -853,10 +897,12 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       defer(FdbErrors.CLIENT_INVALID_OPERATION);
       return;
     }
-    byte[] low = Engine.fillStamp(key, new byte[10]);
+    // FoundationDB's range for the key to be: the stamp from just past the read version (when one
+    // is known) to all 0xff, and the key after that.
+    byte[] low = Engine.fillStamp(key, Engine.versionstamp(readVersion >= 0 ? readVersion + 1 : 0));
     byte[] highStamp = new byte[10];
     Arrays.fill(highStamp, (byte) 0xff);
-    byte[] high = Bytes.keyAfter(Engine.fillStamp(key, highStamp));
+    byte[] high = Bytes.min(Bytes.keyAfter(Engine.fillStamp(key, highStamp)), maxWriteKey());
     if (Bytes.compare(low, maxWriteKey()) >= 0) {
       defer(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
       return;
@@ -872,7 +918,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     if (stampedKeys == null) {
       stampedKeys = new ArrayList<>();
     }
-    stampedKeys.add(new byte[][] {key, value});
+    stampedKeys.add(new byte[][] {key.clone(), value.clone()});
     approximateSize += key.length + value.length;
     if (unreadable == null) {
       unreadable = new TreeMap<>(Bytes.ORDER);
@@ -887,6 +933,9 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
 
   @Override
   public CompletableFuture<Void> watch(byte[] key) {
+    if (key == null) {
+      throw new IllegalArgumentException("Key cannot be null");
+    }
     synchronized (this) {
       ensureOpen();
       if (state == State.CANCELLED) {
@@ -910,6 +959,11 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       } catch (RuntimeException e) {
         return fail(e);
       }
+      // FoundationDB reads the watched key as a serializable read, with its read conflict.
+      PendingWrite own = writes == null ? null : writes.get(key);
+      if ((own == null || own.kind != PendingWrite.Kind.KNOWN) && !inRanges(cleared, key)) {
+        addReadConflict(key, Bytes.keyAfter(key));
+      }
       if (!engine.watches.reserve()) {
         return CompletableFuture.failedFuture(FdbErrors.error(FdbErrors.TOO_MANY_WATCHES));
       }
@@ -917,7 +971,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       if (watches == null) {
         watches = new ArrayList<>();
       }
-      watches.add(new Watches.Watch(key, seen, future, executor));
+      watches.add(new Watches.Watch(key.clone(), seen, future, executor));
       return future;
     }
   }
@@ -940,6 +994,26 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       return null;
     }
     return engine.store.get(key, rv);
+  }
+
+  /**
+   * A write of this transaction to a key it watches fires the watch at once when the value
+   * changes (or cannot be known before commit), as FoundationDB's read-your-writes client does.
+   */
+  private void triggerOwnWatches(byte[] begin, byte[] end, byte[] value, boolean known) {
+    if (watches == null) {
+      return;
+    }
+    watches.removeIf(w -> {
+      boolean inRange = end == null ? Arrays.equals(w.key, begin)
+          : Bytes.compare(w.key, begin) >= 0 && Bytes.compare(w.key, end) < 0;
+      if (!inRange || (known && Arrays.equals(w.seen, value))) {
+        return false;
+      }
+      engine.watches.unreserve();
+      executor.execute(() -> w.future.complete(null));
+      return true;
+    });
   }
 
   private void failWatches(FDBException error) {
@@ -986,7 +1060,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
         try {
           req.readVersion = readVersion();
         } catch (RuntimeException e) {
-          return finishCommit(null, e, result);
+          return finishCommit(null, e, result, req.watches);
         }
       }
     }
@@ -1029,14 +1103,27 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       } catch (CompletionException e) {
         t = e.getCause();
       }
-      return finishCommit(r, t, result);
+      return finishCommit(r, t, result, req.watches);
     }
-    applied.whenCompleteAsync((r, t) -> finishCommit(r, t instanceof CompletionException ? t.getCause() : t, result),
+    applied.whenCompleteAsync((r, t) -> finishCommit(r, t instanceof CompletionException ? t.getCause() : t, result,
+        req.watches),
         executor);
     return result;
   }
 
-  private CompletableFuture<Void> finishCommit(Engine.CommitResult r, Throwable t, CompletableFuture<Void> result) {
+  /** Watches handed to a commit that failed fail with the commit's error. */
+  private void failCommittedWatches(List<Watches.Watch> handed, Throwable error) {
+    if (handed == null) {
+      return;
+    }
+    for (Watches.Watch w : handed) {
+      engine.watches.unreserve();
+      executor.execute(() -> w.future.completeExceptionally(error));
+    }
+  }
+
+  private CompletableFuture<Void> finishCommit(Engine.CommitResult r, Throwable t, CompletableFuture<Void> result,
+      List<Watches.Watch> handed) {
     List<Watches.Watch> requested;
     synchronized (this) {
       if (t == null) {
@@ -1052,6 +1139,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
             : new FDBException("Commit failed: " + t, FdbErrors.INTERNAL_ERROR);
         t = error;
         versionstamp.completeExceptionally(error);
+        failCommittedWatches(handed, error);
         if (state == State.COMMITTING) {
           state = State.COMMITTED;
         }
@@ -1072,7 +1160,10 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
   }
 
   @Override
-  public CompletableFuture<byte[]> getVersionstamp() {
+  public synchronized CompletableFuture<byte[]> getVersionstamp() {
+    if (state == State.COMMITTING || state == State.COMMITTED) {
+      return CompletableFuture.failedFuture(FdbErrors.error(FdbErrors.USED_DURING_COMMIT));
+    }
     return versionstamp;
   }
 
@@ -1136,7 +1227,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     committedVersion = -1;
     versionstamp = new CompletableFuture<>();
     rywDisabled = false;
-    snapshotRywDisabled = database.defaults().snapshotRywDisabled;
+    snapshotRyw = database.defaults().snapshotRyw;
     nextWriteNoConflict = false;
     readSystemKeys = false;
     accessSystemKeys = false;
@@ -1181,6 +1272,9 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
         nextWriteNoConflict = true;
         break;
       case 51:
+        if (readVersion >= 0 || writes != null || cleared != null || stampedKeys != null || watches != null) {
+          throw FdbErrors.error(FdbErrors.CLIENT_INVALID_OPERATION);
+        }
         rywDisabled = true;
         break;
       case 301:
@@ -1209,10 +1303,10 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
         sizeLimit = intParam(param, 32, Engine.TRANSACTION_SIZE_LIMIT);
         break;
       case 600:
-        snapshotRywDisabled = false;
+        snapshotRyw++;
         break;
       case 601:
-        snapshotRywDisabled = true;
+        snapshotRyw--;
         break;
       default:
         // Priorities, tags, tracing, causal-read and similar options have no effect in one process.

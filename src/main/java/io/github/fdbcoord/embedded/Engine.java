@@ -29,9 +29,8 @@ final class Engine implements AutoCloseable {
   static final long TRANSACTION_SIZE_LIMIT = 10_000_000L;
   /** GRV advances an idle database's version only past this much clock drift, to spare the lock. */
   private static final long IDLE_ADVANCE_VERSIONS = 1_000L;
-  private static final long MAINTENANCE_INTERVAL_VERSIONS = 500_000L;
 
-  final VersionedStore store = new VersionedStore();
+  final VersionedStore store;
   final Watches watches = new Watches();
   final ScheduledExecutorService timer;
   final EmbeddedOptions options;
@@ -42,19 +41,19 @@ final class Engine implements AutoCloseable {
   private final ReentrantLock commitLock = new ReentrantLock();
   private final long baseVersion;
   private final long baseNanos;
-  private final DurableLog log;
+  private final CommitLog log;
   /** Newest version whose commit is applied and (when durable) on disk: what new readers see. */
   private volatile long visibleVersion;
   /** Newest version handed to a commit or to an idle advance. Guarded by commitLock. */
   private long lastAssigned;
   /** Completes when everything assigned so far is durable (null in memory). Guarded by commitLock. */
   private CompletableFuture<Void> lastDurable = CompletableFuture.completedFuture(null);
-  private long lastMaintenance;
   private volatile FDBException failure;
   private volatile boolean closed;
 
-  Engine(EmbeddedOptions options, DurableLog log, long recoveredVersion) {
+  Engine(EmbeddedOptions options, VersionedStore store, CommitLog log, long recoveredVersion) {
     this.options = options;
+    this.store = store;
     this.log = log;
     this.readLatencyNanos = options.readLatency().toNanos();
     this.commitLatencyNanos = options.commitLatency().toNanos();
@@ -62,7 +61,6 @@ final class Engine implements AutoCloseable {
     this.baseNanos = System.nanoTime();
     this.visibleVersion = Math.max(recoveredVersion, baseVersion);
     this.lastAssigned = visibleVersion;
-    this.lastMaintenance = visibleVersion;
     ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, r -> {
       Thread th = new Thread(r, "fdb-embedded-timer");
       th.setDaemon(true);
@@ -162,8 +160,9 @@ final class Engine implements AutoCloseable {
     try {
       checkUsable();
       if (readOnly) {
+        // Nothing to resolve or log: FoundationDB answers a read-only commit without the cluster.
         registerWatches(req.watches, fired);
-        durable = lastDurable;
+        durable = null;
         version = -1;
       } else {
         if (tooOld(req.readVersion) || !history.canCheck(req.readVersion)) {
@@ -189,6 +188,7 @@ final class Engine implements AutoCloseable {
           durable = null;
         } else {
           durable = appendToLog(version, record.toByteArray());
+          maybeCompact();
         }
         maybeMaintain(version);
       }
@@ -222,6 +222,45 @@ final class Engine implements AutoCloseable {
     return visible;
   }
 
+  private volatile boolean compacting;
+
+  /**
+   * Once the log has grown past the configured size, rolls it and writes a snapshot of the state at
+   * the roll's version in the background, after which the log before it is deleted. The state is
+   * copied under the commit lock (references only: stored arrays are never modified).
+   */
+  private void maybeCompact() {
+    if (compacting || log.bytesSinceSnapshot() < options.compactAfterLogBytes()) {
+      return;
+    }
+    compacting = true;
+    long version;
+    List<Map.Entry<byte[], byte[]>> state = new ArrayList<>();
+    try {
+      version = log.rollSegment();
+    } catch (java.io.IOException e) {
+      compacting = false;
+      return;
+    }
+    for (Map.Entry<byte[], VersionedStore.Chain> e : store.data.entrySet()) {
+      byte[] v = e.getValue().head.value;
+      if (v != null) {
+        state.add(Map.entry(e.getKey(), v));
+      }
+    }
+    Thread writer = new Thread(() -> {
+      try {
+        log.writeSnapshot(version, state.iterator());
+      } catch (java.io.IOException | RuntimeException e) {
+        // The log stays valid without the snapshot; the next compaction tries again.
+      } finally {
+        compacting = false;
+      }
+    }, "fdb-embedded-snapshot");
+    writer.setDaemon(true);
+    writer.start();
+  }
+
   private void advanceVisible(long version) {
     // The log completes appends in order, but be monotonic regardless.
     synchronized (this) {
@@ -250,8 +289,8 @@ final class Engine implements AutoCloseable {
       for (Map.Entry<byte[], byte[]> r : req.clearedRanges.entrySet()) {
         byte[] begin = r.getKey();
         byte[] end = r.getValue();
-        for (Map.Entry<byte[], VersionedStore.Version> e : store.range(begin, end).entrySet()) {
-          if (e.getValue().value != null) {
+        for (Map.Entry<byte[], VersionedStore.Chain> e : store.range(begin, end).entrySet()) {
+          if (e.getValue().head.value != null) {
             store.put(e.getKey(), null, version, oldest);
           }
         }
@@ -342,19 +381,15 @@ final class Engine implements AutoCloseable {
     return offset;
   }
 
-  /** Trims the resolver's history and dead tombstones about twice a second of versions. */
+  /** Drops resolver epochs and tombstones that fell out of the MVCC window (cheap: oldest first). */
   private void maybeMaintain(long version) {
-    if (version - lastMaintenance < MAINTENANCE_INTERVAL_VERSIONS) {
-      return;
-    }
-    lastMaintenance = version;
-    long oldest = oldestReadable();
+    long oldest = version - MAX_READ_TRANSACTION_LIFE_VERSIONS;
     history.forgetBefore(oldest);
     store.sweepTombstones(oldest);
   }
 
-  /** Replays one recovered commit (startup only, before any transaction). */
-  void replay(long version, byte[] payload) {
+  /** Replays one recovered commit into {@code store} (startup only, before any transaction). */
+  static void replay(VersionedStore store, long version, byte[] payload) {
     LogRecordWriter.replay(payload, new LogRecordWriter.Visitor() {
       @Override
       public void set(byte[] key, byte[] value) {
@@ -363,12 +398,12 @@ final class Engine implements AutoCloseable {
 
       @Override
       public void clear(byte[] key) {
-        store.data.remove(key);
+        store.remove(key);
       }
 
       @Override
       public void clearRange(byte[] begin, byte[] end) {
-        store.range(begin, end).clear();
+        store.removeRange(begin, end);
       }
     });
   }

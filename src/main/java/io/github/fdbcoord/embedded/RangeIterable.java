@@ -61,7 +61,11 @@ final class RangeIterable implements AsyncIterable<KeyValue> {
 
   @Override
   public AsyncIterator<KeyValue> iterator() {
-    return new Iterator();
+    Iterator it = new Iterator();
+    // fdb-java issues the first fetch when the iterator is created, so a write made after that
+    // (DirectoryLayer.remove clears a node, then iterates its children) is not seen by it.
+    it.onHasNext();
+    return it;
   }
 
   private int batchSize(int batchNumber) {

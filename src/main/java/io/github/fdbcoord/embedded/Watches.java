@@ -74,7 +74,9 @@ final class Watches {
     if (!Arrays.equals(current, w.seen)) {
       return w;
     }
-    byKey.computeIfAbsent(w.key, k -> new ArrayList<>(1)).add(w);
+    synchronized (this) {
+      byKey.computeIfAbsent(w.key, k -> new ArrayList<>(1)).add(w);
+    }
     w.future.whenComplete((v, t) -> {
       if (w.future.isCancelled()) {
         remove(w);
@@ -112,7 +114,7 @@ final class Watches {
   }
 
   /** Keys in [begin, end) that have watches. */
-  List<byte[]> keysIn(byte[] begin, byte[] end) {
+  synchronized List<byte[]> keysIn(byte[] begin, byte[] end) {
     return new ArrayList<>(byKey.subMap(begin, true, end, false).keySet());
   }
 

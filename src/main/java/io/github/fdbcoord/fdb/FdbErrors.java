@@ -38,6 +38,7 @@ public final class FdbErrors {
   public static final int INVERTED_RANGE = 2005;
   public static final int INVALID_OPTION_VALUE = 2006;
   public static final int INVALID_OPTION = 2007;
+  public static final int READ_VERSION_ALREADY_SET = 2010;
   public static final int VERSION_INVALID = 2011;
   public static final int RANGE_LIMITS_INVALID = 2012;
   public static final int INVALID_DATABASE_NAME = 2013;
@@ -89,6 +90,7 @@ public final class FdbErrors {
       case INVERTED_RANGE: return "Range begin key larger than end key";
       case INVALID_OPTION_VALUE: return "Option set with an invalid value";
       case INVALID_OPTION: return "Option not valid in this context";
+      case READ_VERSION_ALREADY_SET: return "Transaction already has a read version set";
       case VERSION_INVALID: return "Version not valid";
       case RANGE_LIMITS_INVALID: return "Range limits not valid";
       case FUTURE_NOT_SET: return "Future not ready";

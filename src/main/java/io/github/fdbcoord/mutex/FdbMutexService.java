@@ -77,7 +77,7 @@ final class FdbMutexService implements MutexService {
     return transact(tr -> tryAcquireIn(tr, name, owner));
   }
 
-  private CompletableFuture<AfterCommit<AcquireResult>> tryAcquireIn(Transaction tr, String name, String owner) {
+  CompletableFuture<AfterCommit<AcquireResult>> tryAcquireIn(Transaction tr, String name, String owner) {
     return schema.readOwner(tr, name).thenCompose(current -> {
       if (current == null) {
         return grantFree(tr, name, owner).thenApply(g -> g.map(e -> AcquireResult.held(e.sequence())));
@@ -122,9 +122,13 @@ final class FdbMutexService implements MutexService {
   public CompletableFuture<LockEvent> release(String name, String owner, FencingToken token) {
     checkName(name, "mutex name");
     checkName(owner, "owner");
-    return transact(tr -> schema.readOwner(tr, name).thenCompose(current -> isGrant(current, owner, token)
+    return transact(tr -> releaseIn(tr, name, owner, token));
+  }
+
+  CompletableFuture<AfterCommit<LockEvent>> releaseIn(Transaction tr, String name, String owner, FencingToken token) {
+    return schema.readOwner(tr, name).thenCompose(current -> isGrant(current, owner, token)
         ? endGrant(tr, name, current, true)
-        : findEarlierRelease(tr, name, owner, token, current)));
+        : findEarlierRelease(tr, name, owner, token, current));
   }
 
   /**
@@ -202,6 +206,17 @@ final class FdbMutexService implements MutexService {
     return unwrapped(db.readAsync(tr -> readState(tr, name), executor));
   }
 
+  @Override
+  public CompletableFuture<java.util.List<String>> heldMutexes(String after, int limit) {
+    if (after != null) {
+      checkName(after, "after");
+    }
+    if (limit < 1 || limit > 10_000) {
+      throw new IllegalArgumentException("limit must be between 1 and 10000, got " + limit);
+    }
+    return unwrapped(db.readAsync(tr -> schema.readHeld(tr, after, limit, executor), executor));
+  }
+
   private CompletableFuture<MutexState> readState(ReadTransaction tr, String name) {
     return schema.readOwner(tr, name).thenCombine(
         schema.readQueue(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED, executor),
@@ -209,21 +224,18 @@ final class FdbMutexService implements MutexService {
   }
 
   @Override
-  public MutexSubscription subscribe(String name, Consumer<LockEvent> listener) {
-    return subscribeAsync(name, listener).join();
-  }
-
-  /**
-   * As {@link #subscribe}, completing once the subscription has read the mutex's current
-   * generation: every transition committed after that is delivered.
-   */
-  CompletableFuture<MutexSubscription> subscribeAsync(String name, Consumer<LockEvent> listener) {
+  public CompletableFuture<MutexSubscription> subscribe(String name, Consumer<LockEvent> listener) {
     checkName(name, "mutex name");
     if (listener == null) {
       throw new IllegalArgumentException("listener must not be null");
     }
     checkOpen(name);
-    return watcher(name).subscribe(listener);
+    while (true) {
+      CompletableFuture<MutexSubscription> s = watcher(name).subscribe(listener);
+      if (s != null) {
+        return s;
+      }
+    }
   }
 
   // ================================================================ transitions
@@ -316,6 +328,11 @@ final class FdbMutexService implements MutexService {
     return watchers.computeIfAbsent(name, n -> new OwnershipWatcher(this, n));
   }
 
+  /** An idle watcher leaves the map, so watching many names over time keeps no garbage. */
+  void retire(OwnershipWatcher w, String name) {
+    watchers.remove(name, w);
+  }
+
   boolean isClosed() {
     return closed;
   }
@@ -361,7 +378,9 @@ final class FdbMutexService implements MutexService {
       this.name = name;
       this.owner = owner;
       this.timeout = timeout;
-      this.deadline = timeout == null ? Long.MAX_VALUE : System.nanoTime() + Math.min(timeout.toNanos(), Long.MAX_VALUE / 4);
+      // Durations beyond ~146 years do not fit in nanoseconds: they mean "no limit" in practice.
+      long nanos = timeout == null || timeout.compareTo(Duration.ofDays(365L * 100)) > 0 ? Long.MAX_VALUE / 4 : timeout.toNanos();
+      this.deadline = System.nanoTime() + nanos;
     }
 
     CompletableFuture<MutexHandle> start() {
@@ -393,7 +412,7 @@ final class FdbMutexService implements MutexService {
       if (remaining <= 0 || result.isDone()) {
         return giveUp(ticket);
       }
-      OwnershipWatcher.Waiter w = watcher(name).await(owner, ticket);
+      OwnershipWatcher.Waiter w = register(ticket);
       waiter = w;
       if (timeout != null) {
         ScheduledFuture<?> timer = scheduler.schedule(
@@ -415,6 +434,16 @@ final class FdbMutexService implements MutexService {
             return giveUp(ticket);
         }
       }, executor);
+    }
+
+    private OwnershipWatcher.Waiter register(Versionstamp ticket) {
+      while (true) {
+        OwnershipWatcher.Waiter w = watcher(name).await(owner, ticket);
+        if (w != null) {
+          return w;
+        }
+        // That watcher retired between lookup and registration: the next lookup makes a fresh one.
+      }
     }
 
     /** Timed out or cancelled: leave the queue, unless the mutex was granted meanwhile. */
@@ -488,8 +517,8 @@ final class FdbMutexService implements MutexService {
     public CompletableFuture<MutexOwner> heartbeat() {
       return FdbMutexService.this.heartbeat(name, owner, token).whenComplete((r, e) -> {
         if (e instanceof MutexException && !released) {
-          lost.complete((MutexException) e);
           stopHeartbeats();
+          lost.complete((MutexException) e);
         }
       });
     }

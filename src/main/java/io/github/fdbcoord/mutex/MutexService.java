@@ -85,12 +85,20 @@ public interface MutexService extends AutoCloseable {
   CompletableFuture<MutexState> state(String name);
 
   /**
-   * Delivers every ownership transition of mutex {@code name} committed after this call (by any
-   * process), in commit order, to {@code listener} on the service's executor, until the
-   * subscription is closed. Transitions are read from the mutex's event log when its generation
-   * key's watch fires, so none is skipped unless the subscriber falls behind the event retention.
+   * Names of the mutexes that currently have an owner, in key order, starting after {@code after}
+   * (from the first when null), at most {@code limit} (1 to 10,000) of them: page by passing the
+   * last name of the previous page.
    */
-  MutexSubscription subscribe(String name, Consumer<LockEvent> listener);
+  CompletableFuture<java.util.List<String>> heldMutexes(String after, int limit);
+
+  /**
+   * Delivers every ownership transition of mutex {@code name} committed after the returned future
+   * completes (by any process), in commit order, to {@code listener} on the service's executor,
+   * until the subscription is closed. Transitions are read from the mutex's event log when its
+   * generation key's watch fires, so none is skipped unless delivery falls behind the event
+   * retention. A listener that throws is logged and keeps its subscription.
+   */
+  CompletableFuture<MutexSubscription> subscribe(String name, Consumer<LockEvent> listener);
 
   MutexOptions options();
 

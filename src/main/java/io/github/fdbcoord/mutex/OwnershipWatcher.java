@@ -29,6 +29,8 @@ final class OwnershipWatcher {
   private CompletableFuture<Void> kick = new CompletableFuture<>();
   private CompletableFuture<Void> watch;
   private boolean closed;
+  /** Stopped for good and removed from the service's map: callers must take a fresh watcher. */
+  private boolean retired;
   private final java.util.concurrent.atomic.AtomicLong reads = new java.util.concurrent.atomic.AtomicLong();
 
   OwnershipWatcher(FdbMutexService service, String name) {
@@ -85,9 +87,13 @@ final class OwnershipWatcher {
     }
   }
 
+  /** Null when this watcher has retired. */
   Waiter await(String owner, Versionstamp ticket) {
     Waiter w = new Waiter(owner, FencingToken.of(ticket));
     synchronized (this) {
+      if (retired) {
+        return null;
+      }
       if (closed) {
         w.complete(new Outcome(Kind.CLOSED, null));
         return w;
@@ -107,6 +113,9 @@ final class OwnershipWatcher {
   CompletableFuture<MutexSubscription> subscribe(Consumer<LockEvent> listener) {
     Subscriber s = new Subscriber(listener);
     synchronized (this) {
+      if (retired) {
+        return null;
+      }
       if (closed) {
         return CompletableFuture.failedFuture(new MutexClosedException(name));
       }
@@ -126,7 +135,7 @@ final class OwnershipWatcher {
     }
   }
 
-  /** Lets an idle loop stop now instead of holding its watch until the next transition. */
+  /** Lets an idle loop stop reading (it keeps only its outstanding watch until that fires). */
   private void stopIfIdle() {
     if (waiters.isEmpty() && subscribers.isEmpty()) {
       kick.complete(null);
@@ -142,10 +151,7 @@ final class OwnershipWatcher {
       ss = new ArrayList<>(subscribers);
       waiters.clear();
       subscribers.clear();
-      kick.complete(null);
-      if (watch != null) {
-        watch.cancel(false);
-      }
+      kick.complete(null); // the pending watch, if any, is left to fire (see iterate)
     }
     for (Waiter w : ws) {
       w.complete(new Outcome(Kind.CLOSED, null));
@@ -165,21 +171,42 @@ final class OwnershipWatcher {
 
   private record Snapshot(FencingToken generation, MutexOwner owner, List<LockEvent> events, CompletableFuture<Void> watch) {}
 
+  /**
+   * One pass: read the generation, the owner record and the events still needed, and (when no
+   * watch is pending) set a watch on the generation in the same transaction; dispatch; then wait
+   * for the watch or a kick.
+   *
+   * <p>A pending watch is never cancelled: it stays valid across kicks (it fires on any change
+   * after the read that set it), so a kick only re-reads. This also keeps the layer clear of the
+   * embedded engine's race between a watch's cancellation and another watch's registration on the
+   * same key (see docs/mutex.md); at most one watch per mutex per service is outstanding.
+   */
   private void iterate() {
     List<Waiter> ws;
     List<Subscriber> ss;
     CompletableFuture<Void> myKick;
+    CompletableFuture<Void> pending;
     synchronized (this) {
-      if (closed || (waiters.isEmpty() && subscribers.isEmpty())) {
+      boolean idle = waiters.isEmpty() && subscribers.isEmpty();
+      boolean watching = watch != null && !watch.isDone();
+      if (closed || (idle && !watching)) {
         running = false;
+        retired = true;
+        service.retire(this, name);
         return;
       }
-      ws = new ArrayList<>(waiters);
-      ss = new ArrayList<>(subscribers);
       if (kick.isDone()) {
         kick = new CompletableFuture<>();
       }
       myKick = kick;
+      if (idle) {
+        // Nobody to serve: let the outstanding watch run out at the next transition, then retire.
+        waitFor(watch, myKick);
+        return;
+      }
+      ws = new ArrayList<>(waiters);
+      ss = new ArrayList<>(subscribers);
+      pending = watching ? watch : null;
     }
     reads.incrementAndGet();
     FencingToken from = readFrom(ws, ss);
@@ -188,17 +215,34 @@ final class OwnershipWatcher {
             .thenCombine(from == null
                     ? CompletableFuture.completedFuture(List.<LockEvent>of())
                     : service.schema.readEventsAfter(tr.snapshot(), name, from, EVENT_PAGE, service.executor),
-                (s, events) -> AfterCommit.now(
-                    new Snapshot(s.generation, s.owner, events, service.schema.watchGeneration(tr, name)))))
+                (s, events) -> AfterCommit.now(new Snapshot(s.generation, s.owner, events,
+                    pending != null ? pending : service.schema.watchGeneration(tr, name)))))
         .whenComplete((snap, e) -> {
           if (e != null) {
-            LOG.log(Level.FINE, "watch of mutex '" + name + "' failed, retrying", e);
+            LOG.log(Level.FINE, "reading mutex '" + name + "' failed, retrying", e);
             retryLater();
             return;
           }
+          synchronized (this) {
+            watch = snap.watch;
+          }
           dispatch(snap, ws, ss);
-          waitForChange(snap, myKick);
+          if (snap.events.size() >= EVENT_PAGE) {
+            service.executor.execute(this::iterate); // more events to read before waiting
+          } else {
+            waitFor(snap.watch, myKick);
+          }
         });
+  }
+
+  private void waitFor(CompletableFuture<Void> watch, CompletableFuture<Void> myKick) {
+    CompletableFuture.anyOf(watch, myKick).whenComplete((v, e) -> {
+      if (watch.isCompletedExceptionally()) {
+        retryLater(); // the watch failed (e.g. too_many_watches): back off rather than spin
+      } else {
+        service.executor.execute(this::iterate);
+      }
+    });
   }
 
   private record Snapshot0(FencingToken generation, MutexOwner owner) {}
@@ -258,31 +302,6 @@ final class OwnershipWatcher {
         }
       }
     }
-  }
-
-  private void waitForChange(Snapshot snap, CompletableFuture<Void> myKick) {
-    synchronized (this) {
-      if (closed) {
-        snap.watch.cancel(false);
-        running = false;
-        return;
-      }
-      watch = snap.watch;
-    }
-    if (snap.events.size() >= EVENT_PAGE) {
-      snap.watch.cancel(false);
-      service.executor.execute(this::iterate);
-      return;
-    }
-    CompletableFuture.anyOf(snap.watch, myKick).whenComplete((v, e) -> {
-      // Cancelling a watch that did not fire frees its slot (at most 10,000 per database).
-      snap.watch.cancel(false);
-      if (e != null) {
-        retryLater(); // the watch failed (e.g. too_many_watches): back off rather than spin
-      } else {
-        service.executor.execute(this::iterate);
-      }
-    });
   }
 
   private void retryLater() {

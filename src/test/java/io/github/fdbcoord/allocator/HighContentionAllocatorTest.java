@@ -8,6 +8,7 @@ import com.apple.foundationdb.directory.DirectoryLayer;
 import com.apple.foundationdb.directory.DirectorySubspace;
 import com.apple.foundationdb.subspace.Subspace;
 import io.github.fdbcoord.embedded.EmbeddedDatabase;
+import io.github.fdbcoord.embedded.EmbeddedOptions;
 import io.github.fdbcoord.fdb.FdbErrors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -15,6 +16,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -22,6 +24,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -37,7 +40,9 @@ class HighContentionAllocatorTest {
 
   @BeforeAll
   static void openDatabase() {
-    db = EmbeddedDatabase.inMemory();
+    // A millisecond per read and commit, as a network would add: without it transactions finish
+    // too fast to overlap much, and a missing conflict would go unnoticed.
+    db = EmbeddedDatabase.open(EmbeddedOptions.builder().latency(Duration.ofMillis(1)).build());
   }
 
   @AfterAll
@@ -182,12 +187,17 @@ class HighContentionAllocatorTest {
   /** Runs {@code loops} asynchronous loops at once, each allocating {@code each} values in turn. */
   static List<Long> allocateConcurrently(int loops, int each, Supplier<CompletableFuture<Long>> allocate)
       throws Exception {
+    return allocateConcurrently(db.getExecutor(), loops, each, allocate);
+  }
+
+  static List<Long> allocateConcurrently(Executor executor, int loops, int each,
+                                         Supplier<CompletableFuture<Long>> allocate) throws Exception {
     ConcurrentLinkedQueue<Long> values = new ConcurrentLinkedQueue<>();
     List<CompletableFuture<Void>> running = new ArrayList<>();
     for (int i = 0; i < loops; i++) {
       AtomicInteger done = new AtomicInteger();
       running.add(AsyncUtil.whileTrue(() -> allocate.get()
-          .thenApply(v -> values.add(v) && done.incrementAndGet() < each), db.getExecutor()));
+          .thenApply(v -> values.add(v) && done.incrementAndGet() < each), executor));
     }
     CompletableFuture.allOf(running.toArray(new CompletableFuture<?>[0])).get(60, TimeUnit.SECONDS);
     return new ArrayList<>(values);

@@ -52,7 +52,7 @@ class NaiveAllocatorTest {
   @Test
   void concurrentNaiveAllocationsAreDistinctAndDense() throws Exception {
     NaiveAllocator a = service.naiveAllocator("naive");
-    List<Long> values = HighContentionAllocatorTest.allocateConcurrently(16, 10, a::allocate);
+    List<Long> values = HighContentionAllocatorTest.allocateConcurrently(db.getExecutor(), 16, 10, a::allocate);
     List<Long> expected = LongStream.rangeClosed(1, 160).boxed().collect(Collectors.toList());
     assertEquals(expected, values.stream().sorted().collect(Collectors.toList()));
   }

@@ -59,4 +59,15 @@ class DirectoryPathsTest {
     assertEquals("/", DirectoryPaths.format(List.of()));
     assertEquals("/a/b", DirectoryPaths.format(List.of("a", "b")));
   }
+
+  @Test
+  void checksLayerTags() {
+    assertEquals(null, DirectoryPaths.validateLayer(null));
+    assertEquals("queue", DirectoryPaths.validateLayer("queue"));
+    DirectoryServiceException broken = assertThrows(DirectoryServiceException.class,
+        () -> DirectoryPaths.validateLayer("q\uD800"));
+    assertEquals("layer tag is not valid Unicode (unpaired surrogate)", broken.getMessage());
+    assertThrows(DirectoryServiceException.class,
+        () -> DirectoryPaths.validateLayer("x".repeat(DirectoryPaths.MAX_ELEMENT_BYTES + 1)));
+  }
 }

@@ -208,6 +208,10 @@ class DirectoryServiceTest {
     refusal(service.move(List.of("tenant", "orders"), List.of("orders")), Kind.BAD_REQUEST);
   }
 
+  // Fails on the embedded engine as of 686b3d6: DirectoryLayer.removeRecursive creates a range
+  // iterator over the children, then clears the node, then iterates; the engine's iterator only
+  // reads when first polled, so it sees the clear and the children's data is left behind
+  // (fdb-java's iterator issues its first read when created). Reported to the lead, not worked around.
   @Test
   void removeDeletesTheSubtreeAndItsData() throws Exception {
     DirectoryInfo child = await(service.create(List.of("r", "child")));
@@ -310,6 +314,7 @@ class DirectoryServiceTest {
     refusal(service.open(List.of("tx")), Kind.NOT_FOUND);
     try (Transaction tr = db.createTransaction()) {
       DirectoryInfo created = await(service.createOrOpen(tr, List.of("tx2"), "t"));
+      assertEquals(created, await(service.open(tr, List.of("tx2"), "t")));
       await(tr.commit());
       assertEquals(created, await(service.open(List.of("tx2"), "t")));
     }
@@ -348,5 +353,26 @@ class DirectoryServiceTest {
     assertEquals(d, await(noCache.open(List.of("nc"))));
     assertEquals(d, await(noCache.open(List.of("nc"))));
     assertEquals(0, noCache.cacheStats().hits());
+  }
+
+  @Test
+  void pathsAreRelativeToTheConfiguredRootPath() throws Exception {
+    DirectoryService rooted = DirectoryService.create(db, new DirectoryServiceOptions()
+        .setDirectoryLayer(layer).setMetadata(options.getMetadata()).setRootPath(List.of("svc", "dirs")));
+    assertEquals(List.of(), await(rooted.list(List.of(), null, 10)).names(), "no root yet: nothing listed");
+    DirectoryInfo a = await(rooted.create(List.of("a")));
+    assertEquals(List.of("a"), a.path());
+    assertArrayEquals(await(layer.open(db, List.of("svc", "dirs", "a"))).getKey(), a.prefix());
+    assertEquals(a, await(rooted.open(List.of("a"))));
+    assertEquals(List.of("a"), await(rooted.list(List.of(), null, 10)).names());
+    DirectoryServiceException missing = refusal(rooted.open(List.of("nope")), Kind.NOT_FOUND);
+    assertEquals(List.of("nope"), missing.path());
+    assertEquals("directory does not exist: /nope", missing.getMessage());
+    refusal(rooted.create(List.of("a")), Kind.ALREADY_EXISTS);
+    DirectoryServiceException noParent = refusal(rooted.move(List.of("a"), List.of("x", "y")), Kind.NOT_FOUND);
+    assertEquals(List.of("x"), noParent.path());
+    assertEquals(List.of("b"), await(rooted.move(List.of("a"), List.of("b"))).path());
+    assertTrue(await(service.exists(List.of("svc", "dirs", "b"))), "the unrooted service sees the full path");
+    assertThrows(DirectoryServiceException.class, () -> new DirectoryServiceOptions().setRootPath(Arrays.asList("ok", null)));
   }
 }

@@ -155,12 +155,109 @@ class EmbeddedDatabaseTest {
   }
 
   @Test
+  void cancellingWatchesWhileOthersWaitLosesNone() throws Exception {
+    byte[] k = {7};
+    java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+    List<Thread> cancellers = new ArrayList<>();
+    for (int t = 0; t < 3; t++) {
+      Thread th = new Thread(() -> {
+        while (!stop.get()) {
+          db.run(tr -> {
+            tr.get(k).join();
+            return tr.watch(k);
+          }).cancel(false);
+        }
+      });
+      th.start();
+      cancellers.add(th);
+    }
+    try {
+      for (int i = 0; i < 300; i++) {
+        CompletableFuture<Void> w = db.run(tr -> {
+          tr.get(k).join();
+          return tr.watch(k);
+        });
+        final int v = i;
+        db.run(tr -> {
+          tr.set(k, new byte[] {(byte) v, (byte) (v >> 8), 1});
+          return null;
+        });
+        w.get(5, TimeUnit.SECONDS);
+      }
+    } finally {
+      stop.set(true);
+      for (Thread th : cancellers) {
+        th.join();
+      }
+    }
+  }
+
+  @Test
   void deferredWriteErrorsFailTheCommit() {
     Transaction tr = db.createTransaction();
     tr.set(new byte[10_001], b("v"));
     CompletionException e = assertThrows(CompletionException.class, () -> tr.commit().join());
     assertEquals(FdbErrors.KEY_TOO_LARGE, ((FDBException) e.getCause()).getCode());
     assertNull(db.run(t -> t.get(new byte[10_001]).join()));
+  }
+
+  @Test
+  void rangeIteratorFetchesWhenCreated() {
+    db.run(tr -> {
+      tr.set(new byte[] {'a', 1}, new byte[] {1});
+      return null;
+    });
+    try (Transaction tr = db.createTransaction()) {
+      var it = tr.getRange(com.apple.foundationdb.Range.startsWith(new byte[] {'a'})).iterator();
+      tr.clear(com.apple.foundationdb.Range.startsWith(new byte[] {'a'}));
+      assertTrue(it.onHasNext().join());
+      assertFalse(tr.getRange(com.apple.foundationdb.Range.startsWith(new byte[] {'a'})).iterator().hasNext());
+    }
+  }
+
+  @Test
+  void callersKeepTheirArrays() {
+    byte[] key = b("mine");
+    byte[] value = b("v1");
+    db.run(tr -> {
+      tr.set(key, value);
+      return null;
+    });
+    value[0] = 'X';
+    key[0] = 'X';
+    byte[] read = db.run(tr -> tr.get(b("mine")).join());
+    assertArrayEquals(b("v1"), read);
+    read[0] = 'Y';
+    assertArrayEquals(b("v1"), db.run(tr -> tr.get(b("mine")).join()));
+  }
+
+  @Test
+  void durableDirectoryRecoversCommitsAfterReopen(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+    try (EmbeddedDatabase durable = EmbeddedDatabase.open(EmbeddedOptions.builder().dataDirectory(dir)
+        .compactAfterLogBytes(4096).build())) {
+      for (int i = 0; i < 200; i++) {
+        final int n = i;
+        durable.run(tr -> {
+          tr.set(b("k" + n), b("v" + n));
+          tr.mutate(MutationType.ADD, b("count"), le(1));
+          if (n % 10 == 0) {
+            tr.clear(b("k" + (n - 1)));
+          }
+          return null;
+        });
+      }
+    }
+    try (EmbeddedDatabase reopened = EmbeddedDatabase.open(EmbeddedOptions.durable(dir))) {
+      assertEquals(200, le(reopened.run(tr -> tr.get(b("count")).join())));
+      assertArrayEquals(b("v198"), reopened.run(tr -> tr.get(b("k198")).join()));
+      assertNull(reopened.run(tr -> tr.get(b("k189")).join()));
+      long versionAfter = reopened.run(tr -> tr.getReadVersion().join());
+      Transaction tr = reopened.createTransaction();
+      tr.set(b("after"), b("x"));
+      CompletableFuture<byte[]> stamp = tr.getVersionstamp();
+      tr.commit().join();
+      assertTrue(ByteBuffer.wrap(stamp.join()).getLong() > versionAfter - 1);
+    }
   }
 
   @Test

@@ -14,12 +14,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Owners that stop heartbeating, late heartbeats and releases, racing reapers; and the reference implementation's defects. */
 class MutexFaultTest extends MutexTestSupport {
-  private static final Duration LEASE = Duration.ofMillis(400);
-  private static final Duration HEARTBEAT = Duration.ofMillis(100);
+  private static final Duration LEASE = Duration.ofMillis(600);
+  private static final Duration HEARTBEAT = Duration.ofMillis(200);
 
   @Test
   void silentOwnerIsReplacedWithinLeasePlusOneHeartbeatInterval() {
-    FdbMutexService s = service(fast());
+    FdbMutexService s = service(fast().heartbeatInterval(HEARTBEAT));
     FencingToken ta = await(s.tryAcquire("m", "a")).token().orElseThrow();
     CompletableFuture<MutexHandle> b = s.acquire("m", "b", Duration.ofSeconds(10));
     for (int i = 0; i < 3; i++) {
@@ -41,7 +41,7 @@ class MutexFaultTest extends MutexTestSupport {
   void evictedOwnersLateHeartbeatAndReleaseFailAndDoNotDisturbTheNewOwner() throws Exception {
     FdbMutexService s = service(fast());
     List<LockEvent> events = new CopyOnWriteArrayList<>();
-    await(s.subscribeAsync("m", events::add));
+    await(s.subscribe("m", events::add));
     FencingToken ta = await(s.tryAcquire("m", "a")).token().orElseThrow();
     MutexHandle b = await(s.acquire("m", "b", Duration.ofSeconds(10)));
     eventually("b heartbeats", Duration.ofSeconds(5), () -> await(s.state("m")).owner().orElseThrow().heartbeats() > 0);
@@ -69,8 +69,8 @@ class MutexFaultTest extends MutexTestSupport {
   void handleLearnsItWasEvictedAndStopsHeartbeating() {
     // The holder's process stalls longer than the lease (its heartbeat interval is longer than the
     // reaper's lease): its next heartbeat finds another owner and the handle reports the loss.
-    FdbMutexService holder = service(quiet().heartbeatInterval(Duration.ofMillis(700)).lease(Duration.ofSeconds(2)));
-    FdbMutexService reaperSide = service(fast().lease(Duration.ofMillis(200)).heartbeatInterval(Duration.ofMillis(50)));
+    FdbMutexService holder = service(quiet().heartbeatInterval(Duration.ofMillis(1500)).lease(Duration.ofSeconds(3)));
+    FdbMutexService reaperSide = service(fast().lease(Duration.ofMillis(500)).heartbeatInterval(Duration.ofMillis(50)));
     MutexHandle a = await(holder.acquire("m", "a", Duration.ofSeconds(5)));
     MutexHandle b = await(reaperSide.acquire("m", "b", Duration.ofSeconds(10)));
     MutexException lost = await(a.lost());
@@ -123,7 +123,7 @@ class MutexFaultTest extends MutexTestSupport {
     FdbMutexService s1 = service(fast());
     FdbMutexService s2 = service(fast());
     List<LockEvent> events = new CopyOnWriteArrayList<>();
-    await(s1.subscribeAsync("m", events::add));
+    await(s1.subscribe("m", events::add));
     await(s1.tryAcquire("m", "a"));
     await(s1.tryAcquire("m", "b"));
     CompletableFuture<MutexHandle> c = s2.acquire("m", "c", Duration.ofSeconds(10));
@@ -156,6 +156,21 @@ class MutexFaultTest extends MutexTestSupport {
       assertEquals("y", st.owner().orElseThrow().owner());
       assertEquals(List.of("z"), st.queue().stream().map(QueueEntry::owner).toList());
     }
+  }
+
+  @Test
+  void reaperScansEveryPageOfHeldMutexes() throws Exception {
+    FdbMutexService s = service(quiet());
+    int n = MutexReaper.PAGE + 150;
+    List<CompletableFuture<AcquireResult>> taken = new java.util.ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      taken.add(s.tryAcquire(String.format("page-%04d", i), "silent"));
+    }
+    taken.forEach(MutexTestSupport::await);
+    FdbMutexService reaping = service(fast());
+    eventually("every silent owner expired", Duration.ofSeconds(20), () -> reaping.reaper().expiredCount() == n);
+    assertFalse(await(s.state("page-0000")).isHeld());
+    assertFalse(await(s.state(String.format("page-%04d", n - 1))).isHeld());
   }
 
   // ---------------------------------------------------------------- janderland/fdb-mutex defects

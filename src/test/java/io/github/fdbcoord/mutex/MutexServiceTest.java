@@ -50,6 +50,50 @@ class MutexServiceTest extends MutexTestSupport {
     assertEquals(1, await(s.state("m")).queue().size());
   }
 
+  /**
+   * Runs {@code body} through the service's real retry loop, with a first attempt whose effect is
+   * committed (in a transaction of its own) and which then reports commit_unknown_result, as a
+   * commit whose acknowledgement was lost would: the loop retries the body.
+   */
+  private static <T> CompletableFuture<T> committedThenUnknown(
+      FdbMutexService s, java.util.function.Function<com.apple.foundationdb.Transaction, CompletableFuture<AfterCommit<T>>> body) {
+    java.util.concurrent.atomic.AtomicInteger attempts = new java.util.concurrent.atomic.AtomicInteger();
+    return s.transact(tr -> {
+      if (attempts.getAndIncrement() == 0) {
+        return s.db.runAsync(body, s.executor).thenCompose(AfterCommit::resolve).thenCompose(
+            committed -> CompletableFuture.failedFuture(
+                io.github.fdbcoord.fdb.FdbErrors.error(io.github.fdbcoord.fdb.FdbErrors.COMMIT_UNKNOWN_RESULT)));
+      }
+      return body.apply(tr);
+    });
+  }
+
+  @Test
+  void tryAcquireRetriedAfterCommitUnknownResultEnqueuesOnce() {
+    FdbMutexService s = service(quiet());
+    await(s.tryAcquire("m", "a"));
+    AcquireResult b = await(committedThenUnknown(s, tr -> s.tryAcquireIn(tr, "m", "b")));
+    assertEquals(1, b.position());
+    assertEquals(List.of("b"), await(s.state("m")).queue().stream().map(QueueEntry::owner).toList());
+    // And a grant retried the same way is the same grant.
+    AcquireResult c = await(committedThenUnknown(s, tr -> s.tryAcquireIn(tr, "free", "c")));
+    assertEquals(c.token().orElseThrow(), await(s.state("free")).owner().orElseThrow().token());
+  }
+
+  @Test
+  void releaseRetriedAfterCommitUnknownResultSucceedsOnce() {
+    FdbMutexService s = service(quiet());
+    FencingToken ta = await(s.tryAcquire("m", "a")).token().orElseThrow();
+    await(s.tryAcquire("m", "b"));
+    await(s.tryAcquire("m", "c"));
+    LockEvent e = await(committedThenUnknown(s, tr -> s.releaseIn(tr, "m", "a", ta)));
+    assertEquals(LockEvent.Type.HANDED_OFF, e.type());
+    assertEquals(Optional.of("b"), e.owner());
+    MutexState st = await(s.state("m"));
+    assertEquals("b", st.owner().orElseThrow().owner()); // not handed on a second time to "c"
+    assertEquals(List.of("c"), st.queue().stream().map(QueueEntry::owner).toList());
+  }
+
   @Test
   void concurrentTryAcquiresGrantOnceAndQueueEveryoneElseOnce() {
     MutexService s = service(quiet());
@@ -185,6 +229,23 @@ class MutexServiceTest extends MutexTestSupport {
   }
 
   @Test
+  void givingUpAfterTheGrantRacedKeepsTheGrant() {
+    // What a timed-out acquire does when the hand-off committed just before its leave transaction:
+    // the grant is returned, never leaked and never left in a queue.
+    FdbMutexService s = service(quiet());
+    await(s.tryAcquire("m", "a"));
+    await(s.tryAcquire("m", "b"));
+    await(s.tryAcquire("m", "c"));
+    LockEvent handoff = await(s.release("m", "a"));
+    MutexOwner kept = await(s.leaveUnlessGranted("m", "b"));
+    assertEquals(handoff.token().orElseThrow(), kept.token());
+    assertEquals(null, await(s.leaveUnlessGranted("m", "c")));
+    MutexState st = await(s.state("m"));
+    assertEquals("b", st.owner().orElseThrow().owner());
+    assertTrue(st.queue().isEmpty());
+  }
+
+  @Test
   void cancellingAnAcquireLeavesTheQueue() throws Exception {
     MutexService s = service(quiet());
     await(s.tryAcquire("m", "a"));
@@ -224,7 +285,7 @@ class MutexServiceTest extends MutexTestSupport {
     FdbMutexService s = service(quiet());
     FdbMutexService other = service(quiet()); // another process: transitions are seen through the log
     List<LockEvent> seen = new CopyOnWriteArrayList<>();
-    MutexSubscription sub = await(s.subscribeAsync("m", seen::add));
+    MutexSubscription sub = await(s.subscribe("m", seen::add));
     FencingToken ta = await(other.tryAcquire("m", "a")).token().orElseThrow();
     await(other.tryAcquire("m", "b"));
     LockEvent handoff = await(other.release("m", "a"));
@@ -253,6 +314,19 @@ class MutexServiceTest extends MutexTestSupport {
   }
 
   @Test
+  void heldMutexesArePagedInKeyOrder() {
+    MutexService s = service(quiet());
+    for (String n : List.of("c", "a", "d", "b")) {
+      await(s.tryAcquire(n, "o"));
+    }
+    await(s.release("d", "o"));
+    assertEquals(List.of("a", "b"), await(s.heldMutexes(null, 2)));
+    assertEquals(List.of("c"), await(s.heldMutexes("b", 2)));
+    assertEquals(List.of(), await(s.heldMutexes("c", 2)));
+    assertThrows(IllegalArgumentException.class, () -> s.heldMutexes(null, 0));
+  }
+
+  @Test
   void badInputIsRefusedClearly() {
     MutexService s = service(quiet());
     assertThrows(IllegalArgumentException.class, () -> s.tryAcquire("", "a"));
@@ -264,6 +338,15 @@ class MutexServiceTest extends MutexTestSupport {
         () -> MutexOptions.builder().lease(Duration.ofSeconds(1)).heartbeatInterval(Duration.ofSeconds(2)).build());
     assertThrows(IllegalArgumentException.class, () -> MutexOptions.builder().lease(Duration.ZERO));
     assertThrows(IllegalArgumentException.class, () -> MutexOptions.builder().directory(List.of()));
+  }
+
+  @Test
+  void hugeTimeoutMeansNoPracticalLimit() {
+    MutexService s = service(quiet());
+    MutexHandle h = await(s.acquire("m", "a", Duration.ofSeconds(Long.MAX_VALUE)));
+    assertTrue(h.isHeld());
+    await(h.release());
+    assertFalse(h.isHeld());
   }
 
   @Test

@@ -61,10 +61,10 @@ abstract class MutexTestSupport {
     return MutexOptions.builder().reaperEnabled(false).lease(Duration.ofSeconds(30)).heartbeatInterval(Duration.ofSeconds(1));
   }
 
-  /** A fast reaper: lease 400 ms, heartbeat 100 ms, scan every 20 ms. */
+  /** A fast reaper: lease 600 ms, heartbeat 100 ms, scan every 20 ms (margins for a loaded 2-core machine). */
   static MutexOptions.Builder fast() {
     return MutexOptions.builder()
-        .lease(Duration.ofMillis(400))
+        .lease(Duration.ofMillis(600))
         .heartbeatInterval(Duration.ofMillis(100))
         .reaperInterval(Duration.ofMillis(20));
   }
