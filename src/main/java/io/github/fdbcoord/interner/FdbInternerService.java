@@ -15,6 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -28,6 +29,10 @@ final class FdbInternerService implements InternerService {
   private final DirectoryLayer directory;
   private final InternerCache cache;
   private final AtomicLong incarnations = new AtomicLong();
+  /** Attempts of intern transactions, retries included; tests compare it with calls to see conflicts happen. */
+  final LongAdder internAttempts = new LongAdder();
+  /** Intern transactions started (one per call with cache misses). */
+  final LongAdder internTransactions = new LongAdder();
   private final ConcurrentHashMap<String, CompletableFuture<StringInterner>> handles = new ConcurrentHashMap<>();
 
   FdbInternerService(Database db, InternerOptions options) {
@@ -70,16 +75,17 @@ final class FdbInternerService implements InternerService {
   public CompletableFuture<StringInterner> openExisting(String name) {
     return guard(() -> {
       List<String> path = pathOf(name);
-      CompletableFuture<StringInterner> cached = handles.get(name);
-      if (cached != null && cached.isDone() && !cached.isCompletedExceptionally()) {
-        return cached;
+      StringInterner cached = opened(handles.get(name));
+      if (cached != null) {
+        return CompletableFuture.completedFuture(cached);
       }
       return read(tr -> directory.exists(tr, path)
           .thenCompose(exists -> exists ? openInTransaction(tr, name, path) : notFound(name)))
           .thenApply(h -> {
             CompletableFuture<StringInterner> done = CompletableFuture.completedFuture(h);
             CompletableFuture<StringInterner> prior = handles.putIfAbsent(name, done);
-            return prior != null && prior.isDone() && !prior.isCompletedExceptionally() ? prior.join() : h;
+            StringInterner kept = opened(prior);
+            return kept != null ? kept : h;
           });
     });
   }
@@ -103,9 +109,9 @@ final class FdbInternerService implements InternerService {
       List<String> path = pathOf(name);
       return run(tr -> directory.removeIfExists(tr, path))
           .thenApply(removed -> {
-            CompletableFuture<StringInterner> handle = handles.remove(name);
-            if (handle != null && handle.isDone() && !handle.isCompletedExceptionally()) {
-              cache.invalidate(((FdbStringInterner) handle.join()).incarnation());
+            StringInterner handle = opened(handles.remove(name));
+            if (handle != null) {
+              cache.invalidate(((FdbStringInterner) handle).incarnation());
             }
             return removed;
           });
@@ -115,8 +121,13 @@ final class FdbInternerService implements InternerService {
   /** Called by a handle that found its namespace gone: the next open must look again. */
   void forget(FdbStringInterner handle) {
     handles.computeIfPresent(handle.namespace(), (n, f) ->
-        f.isDone() && !f.isCompletedExceptionally() && f.join() == handle ? null : f);
+        opened(f) == handle ? null : f);
     cache.invalidate(handle.incarnation());
+  }
+
+  /** The handle of a successfully completed open, or null (absent, still opening, or failed); never waits. */
+  private static StringInterner opened(CompletableFuture<StringInterner> f) {
+    return f != null && f.isDone() && !f.isCompletedExceptionally() ? f.getNow(null) : null;
   }
 
   private CompletableFuture<StringInterner> createOrOpen(String name, List<String> path) {
@@ -148,6 +159,12 @@ final class FdbInternerService implements InternerService {
         new InternerSchema(meta.subspace(), meta.sequenceBits()));
   }
 
+  /** A handle of this service on a namespace another service opened; lets tests vary options per call. */
+  StringInterner newHandleForTest(StringInterner opened) {
+    FdbStringInterner other = (FdbStringInterner) opened;
+    return new FdbStringInterner(this, other.namespace(), incarnations.incrementAndGet(), other.schema());
+  }
+
   private record OpenedNamespace(DirectorySubspace subspace, int sequenceBits) {}
 
   private static <T> CompletableFuture<T> notFound(String name) {
@@ -173,11 +190,11 @@ final class FdbInternerService implements InternerService {
 
   // ---- transactions ---------------------------------------------------------------------------
 
-  /** A read-write transaction with the configured timeout and executor; failures as InternerException. */
+  /** A read-write transaction with the configured timeout, retry limit and executor; failures as InternerException. */
   <T> CompletableFuture<T> run(Function<Transaction, CompletableFuture<T>> body) {
     AtomicBoolean first = new AtomicBoolean(true);
     return mapErrors(db.runAsync(tr -> {
-      // The timeout covers all attempts (API >= 610 keeps it across onError), so set it once.
+      // Timeout and retry limit cover all attempts (API >= 610 keeps them across onError), so set them once.
       if (first.getAndSet(false)) {
         applyTimeout(tr);
       }
@@ -185,7 +202,7 @@ final class FdbInternerService implements InternerService {
     }, executor));
   }
 
-  /** A read-only transaction with the configured timeout and executor; failures as InternerException. */
+  /** A read-only transaction with the configured timeout, retry limit and executor; failures as InternerException. */
   <T> CompletableFuture<T> read(Function<ReadTransaction, CompletableFuture<T>> body) {
     AtomicBoolean first = new AtomicBoolean(true);
     return mapErrors(db.readAsync(tr -> {
@@ -200,6 +217,9 @@ final class FdbInternerService implements InternerService {
     long millis = options.transactionTimeout().toMillis();
     if (millis > 0) {
       tr.options().setTimeout(millis);
+    }
+    if (options.retryLimit() >= 0) {
+      tr.options().setRetryLimit(options.retryLimit());
     }
   }
 

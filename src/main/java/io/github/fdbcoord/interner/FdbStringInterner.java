@@ -62,10 +62,9 @@ final class FdbStringInterner implements StringInterner {
       long[] ids = new long[strings.size()];
       LinkedHashSet<String> misses = new LinkedHashSet<>();
       for (int i = 0; i < ids.length; i++) {
-        String s = checkString(strings, i);
-        Long cached = cache.id(incarnation, s);
+        Long cached = cache.id(incarnation, checkNotNull(strings, i));
         if (cached == null) {
-          misses.add(s);
+          misses.add(checkString(strings, i));
         } else {
           ids[i] = cached;
         }
@@ -74,6 +73,7 @@ final class FdbStringInterner implements StringInterner {
         return CompletableFuture.completedFuture(boxed(ids));
       }
       List<String> toIntern = new ArrayList<>(misses);
+      service.internTransactions.increment();
       return service.run(tr -> internInTransaction(tr, toIntern))
           .thenApply(this::remember)
           .thenApply(assigned -> fillIds(strings, ids, assigned));
@@ -84,8 +84,7 @@ final class FdbStringInterner implements StringInterner {
   public CompletableFuture<Long> intern(String string) {
     return guard(() -> {
       List<String> one = Collections.singletonList(string);
-      String s = checkString(one, 0);
-      Long cached = cache.id(incarnation, s);
+      Long cached = cache.id(incarnation, checkNotNull(one, 0));
       return cached != null ? CompletableFuture.completedFuture(cached) : intern(one).thenApply(ids -> ids.get(0));
     });
   }
@@ -98,6 +97,7 @@ final class FdbStringInterner implements StringInterner {
    * conflict, and when something is new it saves a round trip.
    */
   private CompletableFuture<Map<String, Long>> internInTransaction(Transaction tr, List<String> strings) {
+    service.internAttempts.increment();
     CompletableFuture<Integer> meta = InternerSchema.readMeta(tr, schema.namespace());
     Allocation allocation = new Allocation(tr, options.sequencePicker().pick(schema.sequenceBits()));
     List<CompletableFuture<Long>> existing = new ArrayList<>(strings.size());
@@ -129,7 +129,7 @@ final class FdbStringInterner implements StringInterner {
     PendingBatch(List<String> strings, List<CompletableFuture<Long>> existing) {
       ids = new HashMap<>(strings.size() * 2);
       for (int i = 0; i < strings.size(); i++) {
-        Long id = existing.get(i).join(); // completed: allOf above
+        Long id = resultOf(existing.get(i));
         if (id == null) {
           absent.add(strings.get(i));
         } else {
@@ -290,7 +290,7 @@ final class FdbStringInterner implements StringInterner {
         .thenApply(v -> {
           Map<Long, String> found = new HashMap<>(ids.size() * 2);
           for (int i = 0; i < ids.size(); i++) {
-            String s = reads.get(i).join(); // completed: allOf above
+            String s = resultOf(reads.get(i));
             if (s != null) {
               found.put(ids.get(i), s);
             }
@@ -313,10 +313,9 @@ final class FdbStringInterner implements StringInterner {
       Long[] ids = new Long[strings.size()];
       LinkedHashSet<String> misses = new LinkedHashSet<>();
       for (int i = 0; i < ids.length; i++) {
-        String s = checkString(strings, i);
-        ids[i] = cache.id(incarnation, s);
+        ids[i] = cache.id(incarnation, checkNotNull(strings, i));
         if (ids[i] == null) {
-          misses.add(s);
+          misses.add(checkString(strings, i));
         }
       }
       if (misses.isEmpty()) {
@@ -338,8 +337,7 @@ final class FdbStringInterner implements StringInterner {
   public CompletableFuture<OptionalLong> resolve(String string) {
     return guard(() -> {
       List<String> one = Collections.singletonList(string);
-      String s = checkString(one, 0);
-      Long cached = cache.id(incarnation, s);
+      Long cached = cache.id(incarnation, checkNotNull(one, 0));
       return cached != null
           ? CompletableFuture.completedFuture(OptionalLong.of(cached))
           : resolve(one).thenApply(l -> l.get(0));
@@ -355,7 +353,7 @@ final class FdbStringInterner implements StringInterner {
         .thenApply(v -> {
           Map<String, Long> found = new HashMap<>(strings.size() * 2);
           for (int i = 0; i < strings.size(); i++) {
-            Long id = reads.get(i).join(); // completed: allOf above
+            Long id = resultOf(reads.get(i));
             if (id != null) {
               found.put(strings.get(i), id);
             }
@@ -376,11 +374,17 @@ final class FdbStringInterner implements StringInterner {
     }
   }
 
-  private String checkString(List<String> strings, int index) {
+  private static String checkNotNull(List<String> strings, int index) {
     String s = strings.get(index);
     if (s == null) {
       throw InternerException.badRequest("string at index " + index + " is null");
     }
+    return s;
+  }
+
+  /** Full check of a string that missed the cache (a cached string passed it already). */
+  private String checkString(List<String> strings, int index) {
+    String s = checkNotNull(strings, index);
     int keyLength = schema.forwardKeyLength(s);
     if (keyLength < 0) {
       throw InternerException.badRequest("string at index " + index
@@ -407,6 +411,14 @@ final class FdbStringInterner implements StringInterner {
           + schema.sequenceBits() + " bits) is 0, which is reserved");
     }
     return id;
+  }
+
+  /** The value of a future that allOf has already seen complete; never waits. */
+  private static <T> T resultOf(CompletableFuture<T> done) {
+    if (!done.isDone()) {
+      throw new IllegalStateException("future read before it completed");
+    }
+    return done.getNow(null);
   }
 
   private static List<Long> boxed(long[] ids) {

@@ -14,7 +14,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * <p>Defaults: namespaces under directory path {@code ["fdbcoord", "interner"]} of
  * {@link DirectoryLayer#getDefault()}, 16 sequence bits for new namespaces, 16 random tries to
  * find a non-exhausted sequence, batches of at most 10,000 strings, a 64 MiB cache, a 10 s
- * transaction timeout, the database's executor.
+ * transaction timeout, no retry limit, the database's executor.
  */
 public final class InternerOptions {
   public static final List<String> DEFAULT_ROOT_PATH = List.of("fdbcoord", "interner");
@@ -44,6 +44,7 @@ public final class InternerOptions {
   private final int maxBatchSize;
   private final long cacheMaxBytes;
   private final Duration transactionTimeout;
+  private final int retryLimit;
   private final Executor executor;
   private final DirectoryLayer directoryLayer;
   private final SequencePicker sequencePicker;
@@ -55,6 +56,7 @@ public final class InternerOptions {
     this.maxBatchSize = b.maxBatchSize;
     this.cacheMaxBytes = b.cacheMaxBytes;
     this.transactionTimeout = b.transactionTimeout;
+    this.retryLimit = b.retryLimit;
     this.executor = b.executor;
     this.directoryLayer = b.directoryLayer;
     this.sequencePicker = b.sequencePicker;
@@ -101,6 +103,14 @@ public final class InternerOptions {
     return transactionTimeout;
   }
 
+  /**
+   * Most retries of one transaction after retryable errors (conflicts); -1 means no limit other than
+   * {@link #transactionTimeout()}. Past it the call fails with CONFLICT.
+   */
+  public int retryLimit() {
+    return retryLimit;
+  }
+
   /** Executor of transactions and their continuations, or null for the database's own. */
   public Executor executor() {
     return executor;
@@ -121,6 +131,7 @@ public final class InternerOptions {
     private int maxBatchSize = DEFAULT_MAX_BATCH_SIZE;
     private long cacheMaxBytes = DEFAULT_CACHE_MAX_BYTES;
     private Duration transactionTimeout = DEFAULT_TRANSACTION_TIMEOUT;
+    private int retryLimit = -1;
     private Executor executor;
     private DirectoryLayer directoryLayer = DirectoryLayer.getDefault();
     private SequencePicker sequencePicker = RANDOM_SEQUENCE;
@@ -179,6 +190,14 @@ public final class InternerOptions {
         throw new IllegalArgumentException("transactionTimeout must not be negative, got " + timeout);
       }
       this.transactionTimeout = timeout;
+      return this;
+    }
+
+    public Builder retryLimit(int limit) {
+      if (limit < -1) {
+        throw new IllegalArgumentException("retryLimit must be -1 (no limit) or at least 0, got " + limit);
+      }
+      this.retryLimit = limit;
       return this;
     }
 

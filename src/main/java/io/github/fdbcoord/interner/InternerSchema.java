@@ -1,6 +1,7 @@
 package io.github.fdbcoord.interner;
 
 import com.apple.foundationdb.KeyValue;
+import com.apple.foundationdb.Range;
 import com.apple.foundationdb.ReadTransaction;
 import com.apple.foundationdb.Transaction;
 import com.apple.foundationdb.async.AsyncUtil;
@@ -245,6 +246,11 @@ final class InternerSchema {
     return ByteBuffer.wrap(key, reversePrefix.length, 8).order(ByteOrder.BIG_ENDIAN).getLong();
   }
 
+  /** Every reverse record: all keys starting with the reverse prefix. */
+  Range reverseRange() {
+    return Range.startsWith(reversePrefix);
+  }
+
   static byte[] packStringValue(String s) {
     return s.getBytes(StandardCharsets.UTF_8);
   }
@@ -263,7 +269,9 @@ final class InternerSchema {
   }
 
   CompletableFuture<List<Map.Entry<Long, String>>> readAllReverse(ReadTransaction tr, Executor executor) {
-    return AsyncUtil.collect(tr.getRange(reverse.range()), executor)
+    // Not reverse.range(): that ends at prefix + 0xff, which suits tuple-encoded suffixes only; raw ids
+    // of the top sequences start with byte 0xff and would be missed.
+    return AsyncUtil.collect(tr.getRange(reverseRange()), executor)
         .thenApply(kvs -> kvs.stream()
             .map(kv -> entry(unpackReverseKey(kv.getKey()), unpackStringValue(kv.getValue())))
             .collect(Collectors.toList()));

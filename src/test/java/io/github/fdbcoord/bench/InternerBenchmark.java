@@ -28,7 +28,8 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>Run: {@code mvn -q -o test-compile exec:java -Dexec.mainClass=io.github.fdbcoord.bench.InternerBenchmark}
  * System properties: {@code bench.seconds} (measured seconds per figure, default 10),
  * {@code bench.warmup} (default 3), {@code bench.clients} (default 64), {@code bench.batch} (default 100),
- * {@code bench.latencyMs} (default 1), {@code bench.modes} ("memory,latency").
+ * {@code bench.latencyMs} (default 1), {@code bench.modes} ("memory,latency"), {@code bench.internOnly}
+ * (skip the lookup figures, for profiling).
  */
 public final class InternerBenchmark {
   private static final int SECONDS = Integer.getInteger("bench.seconds", 10);
@@ -46,13 +47,20 @@ public final class InternerBenchmark {
     String modes = System.getProperty("bench.modes", "memory,latency");
     System.out.printf("InternerBenchmark: %d clients, batches of %d, %d s measured after %d s warm-up, %d cores, JDK %s%n",
         CLIENTS, BATCH, SECONDS, WARMUP, Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"));
-    System.out.println("| engine | figure | result |");
-    System.out.println("|---|---|---|");
+    System.out.println("| engine | figure | per second | per CPU-second of this process | notes");
+    System.out.println("|---|---|---|---|---|");
     for (String mode : modes.split(",")) {
       EmbeddedOptions options = mode.equals("latency")
           ? EmbeddedOptions.builder().latency(Duration.ofMillis(LATENCY_MS)).build()
           : EmbeddedOptions.inMemory();
       String label = mode.equals("latency") ? "in memory, " + LATENCY_MS + " ms latency" : "in memory";
+      // Each on a fresh database: the engine's cost per commit grows with the number of keys it holds.
+      try (Database db = EmbeddedDatabase.open(options)) {
+        executor = db.getExecutor();
+        Result raw = rawEngineBaseline(db);
+        print(label, "baseline: raw engine transactions doing the same reads and writes, strings/s", raw,
+            String.format(" mean batch latency %.1f ms |", raw.meanLatencyMs()));
+      }
       try (Database db = EmbeddedDatabase.open(options)) {
         runAll(db, label);
       }
@@ -69,9 +77,12 @@ public final class InternerBenchmark {
       StringInterner interner = service.open("bench").get();
 
       Result interned = newStrings(interner);
-      print(label, "new strings/s (" + CLIENTS + " clients, batches of " + BATCH + ")", interned.perSecond(),
-          String.format(" (%d strings, mean batch latency %.1f ms)", interned.count, interned.meanLatencyMs()));
+      print(label, "new strings/s (" + CLIENTS + " clients, batches of " + BATCH + ")", interned,
+          String.format(" %d strings, mean batch latency %.1f ms |", interned.count, interned.meanLatencyMs()));
 
+      if (Boolean.getBoolean("bench.internOnly")) {
+        return;
+      }
       // Ids to look up: a sample of what was interned, cached in the service above.
       List<String> sample = new ArrayList<>();
       for (int i = 0; i < 100_000 && i < interned.count; i++) {
@@ -85,22 +96,22 @@ public final class InternerBenchmark {
       String[] strArray = sample.toArray(new String[0]);
 
       print(label, "cached lookups/s, id -> string (" + CACHED_THREADS + " threads)",
-          cached(() -> interner.lookup(idArray[ThreadLocalRandom.current().nextInt(idArray.length)]).join()), "");
+          cached(() -> interner.lookup(idArray[ThreadLocalRandom.current().nextInt(idArray.length)]).join()), " |");
       print(label, "cached lookups/s, string -> id (" + CACHED_THREADS + " threads)",
-          cached(() -> interner.resolve(strArray[ThreadLocalRandom.current().nextInt(strArray.length)]).join()), "");
+          cached(() -> interner.resolve(strArray[ThreadLocalRandom.current().nextInt(strArray.length)]).join()), " |");
 
       InternerService uncachedService = InternerService.create(db, InternerOptions.builder().rootPath(root)
           .cacheMaxBytes(0).build());
       StringInterner uncached = uncachedService.open("bench").get();
       Result single = concurrent(() -> uncached.lookup(idArray[ThreadLocalRandom.current().nextInt(idArray.length)]), 1);
-      print(label, "uncached lookups/s, id -> string, 1 id per call (" + CLIENTS + " clients)", single.perSecond(),
-          String.format(" (mean latency %.2f ms)", single.meanLatencyMs()));
+      print(label, "uncached lookups/s, id -> string, 1 id per call (" + CLIENTS + " clients)", single,
+          String.format(" mean latency %.2f ms |", single.meanLatencyMs()));
       Result singleResolve = concurrent(() -> uncached.resolve(strArray[ThreadLocalRandom.current().nextInt(strArray.length)]), 1);
-      print(label, "uncached lookups/s, string -> id, 1 string per call (" + CLIENTS + " clients)", singleResolve.perSecond(),
-          String.format(" (mean latency %.2f ms)", singleResolve.meanLatencyMs()));
+      print(label, "uncached lookups/s, string -> id, 1 string per call (" + CLIENTS + " clients)", singleResolve,
+          String.format(" mean latency %.2f ms |", singleResolve.meanLatencyMs()));
       Result batched = concurrent(() -> uncached.lookup(randomIds(idArray, BATCH)), BATCH);
       print(label, "uncached lookups/s, id -> string, " + BATCH + " ids per call (" + CLIENTS + " clients)",
-          batched.perSecond(), String.format(" (mean call latency %.2f ms)", batched.meanLatencyMs()));
+          batched, String.format(" mean call latency %.2f ms |", batched.meanLatencyMs()));
     } finally {
       DirectoryLayer.getDefault().removeIfExists(db, root).get();
     }
@@ -120,9 +131,14 @@ public final class InternerBenchmark {
     return "at://did:plc:client" + client + "/app.bsky.feed.post/" + n;
   }
 
-  private record Result(long count, long calls, long nanos, long latencyNanos) {
+  private record Result(long count, long calls, long nanos, long latencyNanos, long cpuNanos) {
     double perSecond() {
       return count * 1e9 / nanos;
+    }
+
+    /** Throughput per second of this process's CPU time: what one dedicated core would do. */
+    double perCpuSecond() {
+      return cpuNanos == 0 ? 0 : count * 1e9 / cpuNanos;
     }
 
     double meanLatencyMs() {
@@ -145,6 +161,50 @@ public final class InternerBenchmark {
     }, BATCH);
   }
 
+  /**
+   * What the engine alone costs for one intern batch, with no layer code: one transaction reading 100
+   * absent keys, a metadata key and a counter, then writing 100 forward records, 100 reverse records and
+   * the counter. The gap between this and {@link #newStrings} is the layer's own overhead.
+   */
+  private static Result rawEngineBaseline(Database db) throws Exception {
+    com.apple.foundationdb.subspace.Subspace space = new com.apple.foundationdb.subspace.Subspace(
+        com.apple.foundationdb.tuple.Tuple.from("bench-raw", UUID.randomUUID().toString()));
+    AtomicLong[] next = new AtomicLong[CLIENTS];
+    for (int c = 0; c < CLIENTS; c++) {
+      next[c] = new AtomicLong();
+    }
+    try {
+      return concurrentClients(c -> db.runAsync(tr -> {
+        long first = next[c].getAndAdd(BATCH);
+        List<CompletableFuture<byte[]>> reads = new ArrayList<>(BATCH + 2);
+        List<byte[]> keys = new ArrayList<>(BATCH);
+        for (int i = 0; i < BATCH; i++) {
+          byte[] key = space.pack(com.apple.foundationdb.tuple.Tuple.from(1L, name(c, first + i)));
+          keys.add(key);
+          reads.add(tr.get(key));
+        }
+        byte[] counterKey = space.pack(com.apple.foundationdb.tuple.Tuple.from(3L, (long) c));
+        reads.add(tr.get(space.pack(com.apple.foundationdb.tuple.Tuple.from(0L))));
+        reads.add(tr.get(counterKey));
+        return CompletableFuture.allOf(reads.toArray(new CompletableFuture<?>[0])).thenApply(v -> {
+          for (int i = 0; i < BATCH; i++) {
+            long id = ((long) c << 48) | (first + i);
+            tr.set(keys.get(i), java.nio.ByteBuffer.allocate(8).putLong(id).array());
+            tr.set(space.pack(com.apple.foundationdb.tuple.Tuple.from(2L, id)),
+                name(c, first + i).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+          }
+          tr.set(counterKey, java.nio.ByteBuffer.allocate(8).putLong(first + BATCH).array());
+          return null;
+        });
+      }, executor), BATCH);
+    } finally {
+      db.run(tr -> {
+        tr.clear(space.range());
+        return null;
+      });
+    }
+  }
+
   private static Result concurrent(java.util.function.Supplier<CompletableFuture<?>> call, int perCall) throws Exception {
     return concurrentClients(c -> call.get(), perCall);
   }
@@ -163,16 +223,18 @@ public final class InternerBenchmark {
       loop(c, call, measuring, stop, calls, latency, finished);
     }
     TimeUnit.SECONDS.sleep(WARMUP);
+    long cpu0 = cpuNanos();
     measuring.set(true);
     long start = System.nanoTime();
     TimeUnit.SECONDS.sleep(SECONDS);
     measuring.set(false);
     long nanos = System.nanoTime() - start;
+    long cpu = cpuNanos() - cpu0;
     long n = calls.sum();
     long lat = latency.sum();
     stop.set(true);
     CompletableFuture.allOf(done.toArray(new CompletableFuture<?>[0])).get(60, TimeUnit.SECONDS);
-    return new Result(n * perCall, n, nanos, lat);
+    return new Result(n * perCall, n, nanos, lat, cpu);
   }
 
   private static void loop(int client, java.util.function.IntFunction<CompletableFuture<?>> call, AtomicBoolean measuring,
@@ -196,7 +258,7 @@ public final class InternerBenchmark {
   }
 
   /** Calls served by the cache, from several plain threads, for the measured window. */
-  private static double cached(Runnable call) throws Exception {
+  private static Result cached(Runnable call) throws Exception {
     AtomicBoolean measuring = new AtomicBoolean(false);
     AtomicBoolean stop = new AtomicBoolean(false);
     LongAdder ops = new LongAdder();
@@ -222,19 +284,26 @@ public final class InternerBenchmark {
       threads.add(thread);
     }
     TimeUnit.SECONDS.sleep(WARMUP);
+    long cpu0 = cpuNanos();
     measuring.set(true);
     long start = System.nanoTime();
     TimeUnit.SECONDS.sleep(SECONDS);
     measuring.set(false);
     long nanos = System.nanoTime() - start;
+    long cpu = cpuNanos() - cpu0;
     stop.set(true);
     for (Thread thread : threads) {
       thread.join();
     }
-    return ops.sum() * 1e9 / nanos;
+    return new Result(ops.sum(), ops.sum(), nanos, 0, cpu);
   }
 
-  private static void print(String engine, String figure, double perSecond, String extra) {
-    System.out.printf("| %s | %s | %,.0f%s |%n", engine, figure, perSecond, extra);
+  private static void print(String engine, String figure, Result r, String extra) {
+    System.out.printf("| %s | %s | %,.0f | %,.0f |%s%n", engine, figure, r.perSecond(), r.perCpuSecond(), extra);
+  }
+
+  private static long cpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+        .getProcessCpuTime();
   }
 }

@@ -37,12 +37,98 @@ class InternerConcurrencyTest {
     }
   }
 
+  /**
+   * All clients intern the same new strings at the same moment, from sequences spread wide enough that
+   * counters never collide: only the forward records' read conflicts can make them agree.
+   */
+  @Test
+  void sameNewStringsAtTheSameMomentConverge() {
+    EmbeddedOptions options = EmbeddedOptions.builder().latency(Duration.ofMillis(1)).build();
+    try (Database db = EmbeddedDatabase.open(options)) {
+      List<String> root = InternerTestSupport.randomRoot();
+      try {
+        List<FdbInternerService> services = new ArrayList<>();
+        List<StringInterner> clients = new ArrayList<>();
+        for (int c = 0; c < CLIENTS; c++) {
+          FdbInternerService service = (FdbInternerService) InternerService.create(db,
+              InternerOptions.builder().rootPath(root).sequenceBits(32).build());
+          services.add(service);
+          clients.add(await(service.open("same")));
+        }
+        for (int round = 0; round < 5; round++) {
+          List<String> batch = StringInternerTest.strings("round" + round + "-", 20);
+          List<CompletableFuture<List<Long>>> results = new ArrayList<>();
+          for (StringInterner client : clients) {
+            results.add(client.intern(batch));
+          }
+          List<Long> first = await(results.get(0));
+          for (CompletableFuture<List<Long>> r : results) {
+            assertEquals(first, await(r), "every client got the same ids for the same strings");
+          }
+        }
+        Map<String, Long> stored = assertBijection(db, clients.get(0));
+        assertEquals(100, stored.size());
+        long attempts = services.stream().mapToLong(s -> s.internAttempts.sum()).sum();
+        long transactions = services.stream().mapToLong(s -> s.internTransactions.sum()).sum();
+        assertTrue(attempts > transactions, "clients that all found the strings absent must have conflicted");
+      } finally {
+        InternerTestSupport.removeRoot(db, root);
+      }
+    }
+  }
+
+  /** With no retries allowed, clients that lose a conflict fail with CONFLICT and leave no trace. */
+  @Test
+  void retryLimitSurfacesConflicts() {
+    EmbeddedOptions options = EmbeddedOptions.builder().latency(Duration.ofMillis(1)).build();
+    try (Database db = EmbeddedDatabase.open(options)) {
+      List<String> root = InternerTestSupport.randomRoot();
+      try {
+        List<StringInterner> clients = new ArrayList<>();
+        for (int c = 0; c < 16; c++) {
+          clients.add(await(InternerService.create(db, InternerOptions.builder().rootPath(root).retryLimit(0).build())
+              .open("strict")));
+        }
+        List<String> batch = StringInternerTest.strings("contested-", 10);
+        List<CompletableFuture<List<Long>>> results = new ArrayList<>();
+        for (StringInterner client : clients) {
+          results.add(client.intern(batch));
+        }
+        int conflicts = 0;
+        List<Long> winner = null;
+        for (CompletableFuture<List<Long>> r : results) {
+          try {
+            List<Long> ids = r.get(60, java.util.concurrent.TimeUnit.SECONDS);
+            if (winner != null) {
+              assertEquals(winner, ids);
+            }
+            winner = ids;
+          } catch (java.util.concurrent.ExecutionException e) {
+            InternerException ie = (InternerException) e.getCause();
+            assertEquals(InternerException.Kind.CONFLICT, ie.kind(), ie.getMessage());
+            assertEquals(io.github.fdbcoord.fdb.FdbErrors.NOT_COMMITTED, ie.fdbCode());
+            conflicts++;
+          } catch (Exception e) {
+            throw new AssertionError(e);
+          }
+        }
+        assertTrue(conflicts > 0, "16 clients interning the same new strings at once must conflict");
+        assertTrue(winner != null, "at least one client committed");
+        assertEquals(10, assertBijection(db, clients.get(0)).size());
+      } finally {
+        InternerTestSupport.removeRoot(db, root);
+      }
+    }
+  }
+
   /** Few sequences to pick from: clients fight over counters as well as strings, and retry a lot. */
   @Test
   void contendedCountersWithLatency() {
     EmbeddedOptions options = EmbeddedOptions.builder().latency(Duration.ofMillis(1)).build();
     try (Database db = EmbeddedDatabase.open(options)) {
-      run(db, InternerOptions.builder().sequenceBits(40).sequencePicker(bits -> 1 + (long) new Random().nextInt(4)), 10);
+      long retries = run(db, InternerOptions.builder().sequenceBits(40)
+          .sequencePicker(bits -> 1 + (long) new Random().nextInt(4)), 10).retries();
+      assertTrue(retries > 0, "clients competing for 4 counters must have conflicted and retried");
     }
   }
 
@@ -51,13 +137,15 @@ class InternerConcurrencyTest {
   void tinySequencesAreExhaustedAndSkippedUnderContention() {
     try (Database db = EmbeddedDatabase.inMemory()) {
       Map<String, Long> all = run(db, InternerOptions.builder().sequenceBits(60).maxSequenceTries(10_000)
-          .sequencePicker(bits -> 1 + (long) new Random().nextInt(200)), 10);
+          .sequencePicker(bits -> 1 + (long) new Random().nextInt(200)), 10).stored();
       long full = all.values().stream().map(id -> id >>> 4).distinct().count();
       assertTrue(full >= STRINGS / 16, "ids spread over at least " + STRINGS / 16 + " sequences, got " + full);
     }
   }
 
-  private Map<String, Long> run(Database db, InternerOptions.Builder options, int batchesPerClient) {
+  private record Outcome(Map<String, Long> stored, long retries) {}
+
+  private Outcome run(Database db, InternerOptions.Builder options, int batchesPerClient) {
     List<String> root = InternerTestSupport.randomRoot();
     try {
       List<String> universe = new ArrayList<>(STRINGS);
@@ -65,8 +153,10 @@ class InternerConcurrencyTest {
         universe.add("s" + i);
       }
       List<StringInterner> clients = new ArrayList<>();
+      List<FdbInternerService> services = new ArrayList<>();
       for (int c = 0; c < CLIENTS; c++) {
         InternerService service = InternerService.create(db, options.rootPath(root).build());
+        services.add((FdbInternerService) service);
         clients.add(await(service.open("shared")));
       }
       Map<String, Map<Long, Integer>> told = new ConcurrentHashMap<>();
@@ -111,7 +201,11 @@ class InternerConcurrencyTest {
           assertEquals(stored.get(sample.get(k)), ids.get(k));
         }
       }
-      return stored;
+      long attempts = services.stream().mapToLong(s -> s.internAttempts.sum()).sum();
+      long transactions = services.stream().mapToLong(s -> s.internTransactions.sum()).sum();
+      System.out.printf("sequenceBits %d: %d intern calls, %d transactions, %d attempts%n",
+          options.build().sequenceBits(), calls.get(), transactions, attempts);
+      return new Outcome(stored, attempts - transactions);
     } finally {
       InternerTestSupport.removeRoot(db, root);
     }

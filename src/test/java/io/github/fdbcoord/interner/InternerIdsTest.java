@@ -32,6 +32,7 @@ class InternerIdsTest {
     assertThrows(IllegalArgumentException.class, () -> InternerOptions.builder().maxSequenceTries(0));
     assertThrows(IllegalArgumentException.class, () -> InternerOptions.builder().maxBatchSize(0));
     assertThrows(IllegalArgumentException.class, () -> InternerOptions.builder().cacheMaxBytes(-1));
+    assertThrows(IllegalArgumentException.class, () -> InternerOptions.builder().retryLimit(-2));
     assertThrows(IllegalArgumentException.class, () -> InternerOptions.builder().rootPath(java.util.List.of()));
     assertThrows(IllegalArgumentException.class,
         () -> InternerOptions.builder().transactionTimeout(java.time.Duration.ofMillis(-1)));

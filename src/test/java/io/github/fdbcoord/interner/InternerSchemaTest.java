@@ -108,6 +108,10 @@ class InternerSchemaTest {
     byte[] large = schema.packReverseKey(-1L); // 2^64 - 1 unsigned
     assertTrue(java.util.Arrays.compareUnsigned(small, large) < 0);
     assertThrows(IllegalArgumentException.class, () -> schema.unpackReverseKey(schema.packSequenceKey(1)));
+    // The reverse range covers raw ids starting with 0xff, which a tuple subspace range would miss.
+    assertTrue(java.util.Arrays.compareUnsigned(schema.reverseRange().begin, schema.packReverseKey(1)) <= 0);
+    assertTrue(java.util.Arrays.compareUnsigned(large, schema.reverseRange().end) < 0);
+    assertTrue(java.util.Arrays.compareUnsigned(schema.packSequenceKey(1), schema.reverseRange().end) >= 0);
   }
 
   @Test

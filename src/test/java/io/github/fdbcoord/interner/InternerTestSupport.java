@@ -87,7 +87,19 @@ final class InternerTestSupport {
     for (Map.Entry<Long, String> e : c.reverse()) {
       assertTrue(reverse.put(e.getKey(), e.getValue()) == null, "id listed twice");
     }
-    assertEquals(forward.size(), reverse.size(), "forward and reverse record counts");
+    if (forward.size() != reverse.size()) {
+      Map<Long, List<String>> byId = new HashMap<>();
+      forward.forEach((str, id) -> byId.computeIfAbsent(id, k -> new ArrayList<>()).add(str));
+      byId.values().removeIf(l -> l.size() < 2);
+      List<String> orphans = forward.entrySet().stream().filter(e -> !reverse.containsKey(e.getValue()))
+          .map(e -> e.getKey() + "=" + Long.toHexString(e.getValue()) + " point read: "
+              + await(db.readAsync(tr -> schema.readReverse(tr, e.getValue()))))
+          .limit(5).toList();
+      System.out.println("forward records without reverse record: " + orphans);
+      fail("forward has " + forward.size() + " records, reverse " + reverse.size() + "; ids shared by several strings: "
+          + byId.entrySet().stream().limit(10).map(e -> "seq " + schema.sequenceOf(e.getKey()) + " counter "
+              + schema.counterOf(e.getKey()) + " -> " + e.getValue()).toList());
+    }
     Map<Long, List<Long>> countersBySequence = new HashMap<>();
     for (Map.Entry<String, Long> e : forward.entrySet()) {
       long id = e.getValue();

@@ -259,6 +259,67 @@ class StringInternerTest {
   }
 
   @Test
+  void directoryOfAnotherLayerIsRefused() {
+    List<String> path = new ArrayList<>(root);
+    path.add("foreign");
+    await(com.apple.foundationdb.directory.DirectoryLayer.getDefault()
+        .create(db, path, "someone.else".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    InternerException e = failure(service.open("foreign"), InternerException.Kind.BAD_REQUEST);
+    assertTrue(e.getMessage().contains("layer"), e.getMessage());
+    failure(service.openExisting("foreign"), InternerException.Kind.BAD_REQUEST);
+  }
+
+  @Test
+  void batchTooLargeForOneTransactionIsABadRequest() {
+    // 1,200 strings of 9,000 bytes: forward keys and reverse values alone pass FoundationDB's 10 MB limit.
+    List<String> huge = new ArrayList<>();
+    for (int k = 0; k < 1200; k++) {
+      huge.add(k + "-" + "z".repeat(9000));
+    }
+    InternerException e = failure(interner.intern(huge), InternerException.Kind.BAD_REQUEST);
+    assertEquals(io.github.fdbcoord.fdb.FdbErrors.TRANSACTION_TOO_LARGE, e.fdbCode());
+    assertEquals(0, InternerTestSupport.contents(db, interner).forward().size());
+  }
+
+  @Test
+  void idsSurviveARestartOfADurableStore(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+    List<String> durableRoot = InternerTestSupport.randomRoot();
+    InternerOptions options = InternerOptions.builder().rootPath(durableRoot).sequenceBits(60)
+        .sequencePicker(bits -> 3L).maxSequenceTries(1000).build();
+    List<Long> before;
+    try (Database durable = EmbeddedDatabase.open(io.github.fdbcoord.embedded.EmbeddedOptions.durable(dir))) {
+      before = await(InternerService.create(durable, options).open("kept").thenCompose(i -> i.intern(strings("d", 10))));
+    }
+    try (Database durable = EmbeddedDatabase.open(io.github.fdbcoord.embedded.EmbeddedOptions.durable(dir))) {
+      InternerService again = InternerService.create(durable, InternerOptions.builder().rootPath(durableRoot)
+          .sequenceBits(60).sequencePicker(bits -> 3L).build());
+      StringInterner kept = await(again.openExisting("kept"));
+      assertEquals(before, await(kept.resolve(strings("d", 10))).stream().map(OptionalLong::getAsLong).toList());
+      // Sequence 3 continues where it stopped before the restart: no id is handed out twice.
+      List<Long> after = await(kept.intern(strings("e", 3)));
+      InternerSchema schema = ((FdbStringInterner) kept).schema();
+      assertEquals(List.of(schema.packId(3, 10), schema.packId(3, 11), schema.packId(3, 12)), after);
+      assertBijection(durable, kept);
+    }
+  }
+
+  @Test
+  void slowStoreTimesOut() {
+    try (Database slow = EmbeddedDatabase.open(io.github.fdbcoord.embedded.EmbeddedOptions.builder()
+        .latency(java.time.Duration.ofMillis(100)).build())) {
+      List<String> slowRoot = InternerTestSupport.randomRoot();
+      StringInterner i = await(InternerService.create(slow, InternerOptions.builder().rootPath(slowRoot).build()).open("t"));
+      InternerService hasty = InternerService.create(slow, InternerOptions.builder().rootPath(slowRoot)
+          .transactionTimeout(java.time.Duration.ofMillis(50)).build());
+      StringInterner h = ((FdbInternerService) hasty).newHandleForTest(i);
+      InternerException e = failure(h.intern("late"), InternerException.Kind.TIMEOUT);
+      assertEquals(io.github.fdbcoord.fdb.FdbErrors.TRANSACTION_TIMED_OUT, e.fdbCode());
+      assertEquals(OptionalLong.empty(), await(i.resolve("late")), "a timed-out intern wrote nothing");
+      InternerTestSupport.removeRoot(slow, slowRoot);
+    }
+  }
+
+  @Test
   void listingWithoutNamespaces() {
     InternerService empty = InternerService.create(db, InternerOptions.builder().rootPath(InternerTestSupport.randomRoot()).build());
     assertEquals(List.of(), await(empty.listNamespaces()));
