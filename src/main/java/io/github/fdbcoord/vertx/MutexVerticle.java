@@ -50,7 +50,7 @@ public final class MutexVerticle extends LayerVerticle {
   private final int maxWatched;
   /** Grants obtained through this verticle, "name\0owner" to token: released on stop. */
   private final Map<String, Grant> grants = new ConcurrentHashMap<>();
-  private final Map<String, MutexSubscription> watched = new ConcurrentHashMap<>();
+  private final Map<String, CompletableFuture<MutexSubscription>> watched = new ConcurrentHashMap<>();
 
   private record Grant(String name, String owner, FencingToken token) {}
 
@@ -134,7 +134,7 @@ public final class MutexVerticle extends LayerVerticle {
         return store(() -> mutexes.leave(name, owner)).compose(left -> timedOut(name, owner, timeout));
       }
       CompletableFuture<FencingToken> granted = new CompletableFuture<>();
-      return workers.blocking(context, () -> mutexes.subscribe(name, event -> {
+      return store(() -> mutexes.subscribe(name, event -> {
         if (event.owner().isPresent() && event.owner().get().equals(owner)) {
           granted.complete(event.sequence());
         }
@@ -185,14 +185,19 @@ public final class MutexVerticle extends LayerVerticle {
           "this node already publishes the events of " + maxWatched + " mutexes (mutex.maxWatched)"));
     }
     String address = CoordinationConfig.mutexEventsAddress(addressPrefix, name);
-    return workers.blocking(context, () -> {
-      synchronized (watched) {
-        return watched.computeIfAbsent(name, n -> mutexes.subscribe(n, event -> {
-          metrics.lockEvent(event.type().name());
-          vertx.eventBus().publish(address, event(event));
-        }));
-      }
-    }).mapEmpty();
+    return store(() -> watched.computeIfAbsent(name, n -> {
+      CompletableFuture<MutexSubscription> sub = mutexes.subscribe(n, event -> {
+        metrics.lockEvent(event.type().name());
+        vertx.eventBus().publish(address, event(event));
+      });
+      // A failed subscription is forgotten, so that a later watch retries it.
+      sub.whenComplete((s, e) -> {
+        if (e != null) {
+          watched.remove(n, sub);
+        }
+      });
+      return sub;
+    })).mapEmpty();
   }
 
   @Override
@@ -205,7 +210,7 @@ public final class MutexVerticle extends LayerVerticle {
           .onFailure(e -> LOG.log(Level.FINE, "release on stop of " + g + " failed", e)));
     }
     return Future.join(releases).transform(ar -> {
-      watched.values().forEach(MutexSubscription::close);
+      watched.values().forEach(f -> f.thenAccept(MutexSubscription::close));
       watched.clear();
       return super.stop();
     });
