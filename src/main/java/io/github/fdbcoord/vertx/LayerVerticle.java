@@ -83,8 +83,12 @@ abstract class LayerVerticle extends VerticleBase {
     });
   }
 
-  /** Runs a layer call on a store worker; the future completes on this verticle's context. */
+  /**
+   * Runs a layer call on a store worker. The future completes on the worker thread that completed
+   * the call, so the reply is encoded and sent from there: the event bus delivers it on the
+   * caller's context, and a hop back through this verticle's event loop is saved.
+   */
   protected <T> Future<T> store(Supplier<? extends CompletableFuture<T>> call) {
-    return workers.call(context, call);
+    return workers.callAndStay(call);
   }
 }

@@ -50,6 +50,21 @@ public final class StoreWorkers implements AutoCloseable {
     return Future.fromCompletionStage(stage, context);
   }
 
+  /**
+   * Runs {@code call} on a worker thread; the returned future completes (and runs its callbacks)
+   * on the worker thread that completed the call. For code whose callbacks are thread-safe and
+   * must not hop (the layer verticles reply straight from there).
+   */
+  public <T> Future<T> callAndStay(Supplier<? extends CompletableFuture<T>> call) {
+    CompletableFuture<T> stage;
+    try {
+      stage = CompletableFuture.supplyAsync(call, executor).thenCompose(f -> f);
+    } catch (RuntimeException e) {
+      return Future.failedFuture(e);
+    }
+    return Future.fromCompletionStage(stage);
+  }
+
   /** Runs {@code task} on a worker thread (for blocking work such as opening the store). */
   public <T> Future<T> blocking(Context context, Supplier<T> task) {
     CompletableFuture<T> stage;
