@@ -254,6 +254,12 @@ public final class CoordinationClient {
         .map(j -> j.getBoolean("left"));
   }
 
+  /** Names of held mutexes after {@code after} (null: from the first), at most {@code limit} (1..10,000). */
+  public Future<List<String>> heldMutexes(String after, int limit) {
+    return request(mutexAddress(), "held", new JsonObject().put("after", after).put("limit", limit))
+        .map(j -> strings(j.getJsonArray("names")));
+  }
+
   public Future<MutexState> mutexState(String name) {
     return request(mutexAddress(), "state", new JsonObject().put("name", name)).map(j -> {
       JsonObject o = j.getJsonObject("owner");

@@ -125,6 +125,19 @@ public final class HttpVerticle extends VerticleBase {
     router.delete("/interners/:ns").handler(ctx -> forward(ctx, client.internerAddress(), "removeNamespace",
         new JsonObject().put("namespace", ctx.pathParam("ns")), 200));
 
+    router.get("/mutexes").handler(ctx -> {
+      JsonObject body = new JsonObject().put("after", ctx.request().getParam("after"));
+      String limit = ctx.request().getParam("limit");
+      if (limit != null) {
+        try {
+          body.put("limit", Integer.parseInt(limit));
+        } catch (NumberFormatException e) {
+          error(ctx, 400, "bad_request", "query parameter 'limit' must be an integer, got '" + abbreviate(limit) + "'");
+          return;
+        }
+      }
+      forward(ctx, client.mutexAddress(), "held", body, 200);
+    });
     router.get("/mutexes/:name").handler(ctx -> forward(ctx, client.mutexAddress(), "state",
         new JsonObject().put("name", ctx.pathParam("name")), 200));
     router.post("/mutexes/:name/acquire").handler(ctx -> {

@@ -28,7 +28,7 @@ import java.util.logging.Logger;
 
 /**
  * The distributed mutex on its address ({@code <prefix>.mutex}). Actions: tryAcquire, acquire,
- * release, heartbeat, leave, state, watch.
+ * release, heartbeat, leave, state, held, watch.
  *
  * <p>A holder that acquired through this verticle must heartbeat (action heartbeat) more often than
  * the lease: nothing heartbeats on its behalf, so a holder that goes away loses the mutex to the
@@ -112,6 +112,14 @@ public final class MutexVerticle extends LayerVerticle {
     action("state", body -> {
       String name = name(body);
       return store(() -> mutexes.state(name)).map(MutexVerticle::state);
+    });
+    action("held", body -> {
+      String after = Requests.optionalString(body, "after");
+      Long limit = Requests.optionalLong(body, "limit", 1, 10_000);
+      int n = limit == null ? 100 : limit.intValue();
+      return store(() -> mutexes.heldMutexes(after, n)).map(names -> new JsonObject()
+          .put("names", new JsonArray(new ArrayList<>(names)))
+          .put("nextAfter", names.size() == n ? names.get(names.size() - 1) : null));
     });
     action("watch", body -> {
       String name = name(body);

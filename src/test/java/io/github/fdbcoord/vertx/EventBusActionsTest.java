@@ -180,6 +180,9 @@ class EventBusActionsTest {
     assertEquals("a", state.getJsonObject("owner").getString("owner"));
     assertEquals("b", state.getJsonArray("queue").getJsonObject(0).getString("owner"));
 
+    assertEquals(new JsonArray().add("jobs"), f.request(mutex, "held", new JsonObject()).getJsonArray("names"));
+    assertEquals(List.of("jobs"), await(f.client.heldMutexes(null, 10)));
+    f.failure(mutex, "held", new JsonObject().put("limit", 0), BAD_REQUEST, "bad_request");
     JsonObject hb = f.request(mutex, "heartbeat", m.copy().put("owner", "a").put("token", tokenA));
     assertEquals(1L, hb.getLong("heartbeats"));
     f.failure(mutex, "heartbeat", m.copy().put("owner", "b"), CONFLICT, "not_owner");

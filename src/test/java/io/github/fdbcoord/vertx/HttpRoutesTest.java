@@ -170,6 +170,9 @@ class HttpRoutesTest {
     assertEquals("a", state.getJsonObject("owner").getString("owner"));
     assertEquals(a.getString("token"), state.getJsonObject("owner").getString("token"));
     assertEquals(1, state.getJsonArray("queue").size());
+    assertEquals(new JsonArray().add("jobs"), ok(HttpMethod.GET, "/mutexes?limit=10", null, 200).getJsonArray("names"));
+    error(HttpMethod.GET, "/mutexes?limit=x", null, 400, "bad_request");
+    error(HttpMethod.GET, "/mutexes?limit=0", null, 400, "bad_request");
 
     assertEquals(1L, ok(HttpMethod.POST, "/mutexes/jobs/heartbeat", new JsonObject().put("owner", "a")
         .put("token", a.getString("token")), 200).getLong("heartbeats"));
