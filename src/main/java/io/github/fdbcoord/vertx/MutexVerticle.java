@@ -52,6 +52,10 @@ public final class MutexVerticle extends LayerVerticle {
   private final Map<String, Grant> grants = new ConcurrentHashMap<>();
   private final Map<String, CompletableFuture<MutexSubscription>> watched = new ConcurrentHashMap<>();
 
+  /** Acquires waiting in a queue through this verticle: failed (and their owners dequeued) on stop. */
+  private final Map<Promise<JsonObject>, Grant> waiting = new ConcurrentHashMap<>();
+  private volatile boolean stopping;
+
   private record Grant(String name, String owner, FencingToken token) {}
 
   public MutexVerticle(String address, String addressPrefix, MutexService mutexes, Duration maxAcquireTimeout,
@@ -134,34 +138,53 @@ public final class MutexVerticle extends LayerVerticle {
    * before the subscription) and wait for a transition naming this owner, or leave on timeout.
    */
   private Future<JsonObject> acquire(String name, String owner, Duration timeout) {
-    return store(() -> mutexes.tryAcquire(name, owner)).compose(first -> {
-      if (first.isHeld()) {
-        return Future.succeededFuture(acquired(name, owner, first));
+    Promise<JsonObject> result = Promise.promise();
+    waiting.put(result, new Grant(name, owner, null));
+    if (stopping) {
+      waiting.remove(result);
+      return Future.failedFuture(FailureCodes.failure(FailureCodes.UNAVAILABLE, "closed",
+          "the service on this node is stopping"));
+    }
+    store(() -> mutexes.tryAcquire(name, owner)).onComplete(first -> {
+      if (first.failed()) {
+        result.tryFail(first.cause());
+      } else if (first.result().isHeld()) {
+        result.tryComplete(acquired(name, owner, first.result()));
+      } else if (timeout.isZero()) {
+        store(() -> mutexes.leave(name, owner))
+            .onComplete(left -> timedOut(name, owner, timeout).onFailure(result::tryFail));
+      } else {
+        waitForGrant(name, owner, timeout, result);
       }
-      if (timeout.isZero()) {
-        return store(() -> mutexes.leave(name, owner)).compose(left -> timedOut(name, owner, timeout));
+    });
+    return result.future().andThen(ar -> waiting.remove(result));
+  }
+
+  private void waitForGrant(String name, String owner, Duration timeout, Promise<JsonObject> result) {
+    CompletableFuture<FencingToken> granted = new CompletableFuture<>();
+    store(() -> mutexes.subscribe(name, event -> {
+      if (event.owner().isPresent() && event.owner().get().equals(owner)) {
+        granted.complete(event.sequence());
       }
-      CompletableFuture<FencingToken> granted = new CompletableFuture<>();
-      return store(() -> mutexes.subscribe(name, event -> {
-        if (event.owner().isPresent() && event.owner().get().equals(owner)) {
-          granted.complete(event.sequence());
-        }
-      })).compose(subscription -> {
-        Promise<JsonObject> result = Promise.promise();
-        long timer = vertx.setTimer(Math.max(1, timeout.toMillis()), id -> giveUp(name, owner, timeout, result));
-        store(() -> mutexes.tryAcquire(name, owner)).onComplete(ar -> {
-          if (ar.failed()) {
-            result.tryFail(ar.cause());
-          } else if (ar.result().isHeld()) {
-            result.tryComplete(acquired(name, owner, ar.result()));
-          }
-        });
-        Future.fromCompletionStage(granted, context).onSuccess(token -> result.tryComplete(held(name, owner, token)));
-        return result.future().andThen(ar -> {
-          vertx.cancelTimer(timer);
-          subscription.close();
-        });
+    })).onComplete(sub -> {
+      if (sub.failed()) {
+        result.tryFail(sub.cause());
+        return;
+      }
+      long timer = vertx.setTimer(Math.max(1, timeout.toMillis()), id -> giveUp(name, owner, timeout, result));
+      result.future().onComplete(done -> {
+        vertx.cancelTimer(timer);
+        sub.result().close();
       });
+      // Again, now that transitions are delivered: catches a grant made before the subscription.
+      store(() -> mutexes.tryAcquire(name, owner)).onComplete(ar -> {
+        if (ar.failed()) {
+          result.tryFail(ar.cause());
+        } else if (ar.result().isHeld()) {
+          result.tryComplete(acquired(name, owner, ar.result()));
+        }
+      });
+      granted.thenAccept(token -> result.tryComplete(held(name, owner, token)));
     });
   }
 
@@ -210,6 +233,24 @@ public final class MutexVerticle extends LayerVerticle {
 
   @Override
   public Future<?> stop() {
+    stopping = true;
+    List<Future<?>> releases = new ArrayList<>();
+    for (Map.Entry<Promise<JsonObject>, Grant> w : new ArrayList<>(waiting.entrySet())) {
+      Grant g = w.getValue();
+      if (w.getKey().tryFail(FailureCodes.failure(FailureCodes.UNAVAILABLE, "closed", "the service on this node is "
+          + "stopping: '" + g.owner() + "' left the queue of mutex '" + g.name() + "'"))) {
+        // If the hand-off beat the leave, the owner now holds a grant nobody will use: release it.
+        releases.add(store(() -> mutexes.leave(g.name(), g.owner())
+            .thenCompose(left -> mutexes.state(g.name()))
+            .thenCompose(state -> state.owner().filter(o -> o.owner().equals(g.owner())).isPresent()
+                ? mutexes.release(g.name(), g.owner(), state.owner().get().token()).thenApply(e -> true)
+                : CompletableFuture.completedFuture(false))));
+      }
+    }
+    return Future.join(releases).transform(x -> releaseHeld());
+  }
+
+  private Future<?> releaseHeld() {
     List<Grant> held = new ArrayList<>(grants.values());
     grants.clear();
     List<Future<?>> releases = new ArrayList<>();

@@ -97,10 +97,24 @@ class SharedStoreTest {
     assertTrue(!await(s2.client.tryAcquire("job", "b")).held());
     assertEquals(1, s1.service.heldMutexCount());
 
+    // c waits through node 1: stopping node 1 fails its acquire and takes it out of the queue.
+    var waitingC = s1.client.acquire("job", "c", Duration.ofSeconds(15));
+    long deadline = System.currentTimeMillis() + 5000;
+    while (await(s2.client.mutexState("job")).queue().size() < 2 && System.currentTimeMillis() < deadline) {
+      Thread.onSpinWait();
+    }
+    assertEquals(2, await(s2.client.mutexState("job")).queue().size(), "b and c queued");
+
     await(v1.undeploy(s1.deploymentId));
 
     var state = await(s2.client.mutexState("job"));
     assertEquals("b", state.owner().get().owner(), "handed to the next waiter at once, not after the 60 s lease");
     assertTrue(state.owner().get().token().isNewerThan(a.token().get()));
+    assertTrue(state.queue().isEmpty(), "the waiter of the stopped node left the queue: " + state.queue());
+    Throwable failed = org.junit.jupiter.api.Assertions.assertThrows(Throwable.class, () -> await(waitingC));
+    io.vertx.core.eventbus.ReplyException r = (io.vertx.core.eventbus.ReplyException)
+        (failed instanceof io.vertx.core.eventbus.ReplyException ? failed : failed.getCause());
+    assertEquals(FailureCodes.UNAVAILABLE, r.failureCode());
+    assertTrue(r.getMessage().startsWith("closed: "), r.getMessage());
   }
 }
