@@ -31,7 +31,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * FoundationDB calls never run on an event loop: every call into the database (which, on the
  * embedded engine, also runs the read synchronously) is made on a store worker thread, and replies
- * complete on the caller's context. The Vert.x instance checks for blocked threads every 10 ms.
+ * complete on the caller's context. The Vert.x instance checks for blocked threads every 10 ms and
+ * reports every event-loop block over 20 ms with its stack: none may be inside a store or layer call
+ * (blocks from class loading or CPU starvation on a loaded machine are reported but allowed).
  */
 class WorkerThreadTest {
   private Vertx vertx;
@@ -41,14 +43,55 @@ class WorkerThreadTest {
 
   @BeforeEach
   void start() {
+    blockedLog.addHandler(blockedRecorder);
+    // Every event-loop block over 20 ms is reported with the blocked thread's stack.
     vertx = Vertx.vertx(new VertxOptions().setBlockedThreadCheckInterval(10)
         .setBlockedThreadCheckIntervalUnit(TimeUnit.MILLISECONDS)
-        .setMaxEventLoopExecuteTime(20).setMaxEventLoopExecuteTimeUnit(TimeUnit.MILLISECONDS));
+        .setMaxEventLoopExecuteTime(20).setMaxEventLoopExecuteTimeUnit(TimeUnit.MILLISECONDS)
+        .setWarningExceptionTime(1).setWarningExceptionTimeUnit(TimeUnit.MILLISECONDS));
     engine = EmbeddedDatabase.inMemory();
+  }
+
+  private final java.util.logging.Logger blockedLog =
+      java.util.logging.Logger.getLogger("io.vertx.core.impl.BlockedThreadChecker");
+  private final List<Throwable> blockedStacks = Collections.synchronizedList(new ArrayList<>());
+  private final java.util.logging.Handler blockedRecorder = new java.util.logging.Handler() {
+    @Override
+    public void publish(java.util.logging.LogRecord record) {
+      if (record.getThrown() != null) {
+        blockedStacks.add(record.getThrown());
+      }
+    }
+
+    @Override
+    public void flush() {}
+
+    @Override
+    public void close() {}
+  };
+
+  /** Blocked event loops whose stack shows a store or layer call (as opposed to class loading or CPU starvation). */
+  private List<String> blockedInStoreCalls() {
+    List<String> out = new ArrayList<>();
+    synchronized (blockedStacks) {
+      for (Throwable t : blockedStacks) {
+        for (StackTraceElement e : t.getStackTrace()) {
+          String c = e.getClassName();
+          if (c.startsWith("com.apple.foundationdb") || c.startsWith("io.github.fdbcoord.embedded")
+              || c.startsWith("io.github.fdbcoord.interner") || c.startsWith("io.github.fdbcoord.mutex")
+              || c.startsWith("io.github.fdbcoord.allocator") || c.startsWith("io.github.fdbcoord.directory")) {
+            out.add(t.getMessage() + " at " + e);
+            break;
+          }
+        }
+      }
+    }
+    return out;
   }
 
   @AfterEach
   void stop() {
+    blockedLog.removeHandler(blockedRecorder);
     await(vertx.close());
     engine.close();
   }
@@ -98,6 +141,7 @@ class WorkerThreadTest {
         throw test.causeOfFailure();
       }
       assertTrue(eventLoopCalls.isEmpty(), "store calls on an event loop: " + eventLoopCalls);
+      assertTrue(blockedInStoreCalls().isEmpty(), "event loop blocked in a store call: " + blockedInStoreCalls());
       assertFalse(callingThreads.isEmpty());
       for (String t : callingThreads) {
         assertTrue(t.startsWith(StoreWorkers.THREAD_PREFIX) || t.startsWith("fdb"),
