@@ -20,6 +20,9 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -48,8 +51,9 @@ import java.util.stream.Stream;
  * <h2>Group commit</h2>
  *
  * {@link #append} only queues the record. One daemon thread takes everything queued, writes it with one
- * write and one {@code fdatasync} ({@link FileChannel#force(boolean) force(false)}), then completes those
- * futures; whatever arrives during the sync goes into the next batch. Batch n+1 is written only after batch
+ * write and one {@code fdatasync} ({@link FileChannel#force(boolean) force(false)}), then hands those
+ * futures to a second daemon thread that completes them in order; whatever arrives during the sync goes
+ * into the next batch. Batch n+1 is written only after batch
  * n's sync returned; recovery relies on that to tell a torn tail from corruption (see {@link SegmentReader}).
  *
  * <h2>Recovery</h2>
@@ -137,6 +141,13 @@ public final class CommitLog implements AutoCloseable {
 
   private final AtomicLong syncs = new AtomicLong();
   private final Thread syncThread;
+  /**
+   * Completes record futures, in order. Off the sync thread, so the next write+fsync starts while the
+   * callers' continuations run (measured in the engine: a third of each sync cycle), and so no caller code
+   * ever runs on the thread that touches the file (an interrupt there would close the channel).
+   */
+  private final ExecutorService completer;
+  private volatile Thread completerThread;
   private boolean closed;
 
   private CommitLog(Path dir, FileChannel lockChannel, FileLock lock, Recovery recovery) {
@@ -153,6 +164,12 @@ public final class CommitLog implements AutoCloseable {
     this.allocatedEnd = recovery.writePos;
     this.nextBatch = recovery.nextBatch;
     this.snapshotVersion = recovery.snapshotVersion;
+    this.completer = Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "commit-log-complete " + dir);
+      t.setDaemon(true);
+      completerThread = t;
+      return t;
+    });
     this.syncThread = new Thread(this::syncLoop, "commit-log-sync " + dir);
     this.syncThread.setDaemon(true);
     this.syncThread.start();
@@ -199,7 +216,8 @@ public final class CommitLog implements AutoCloseable {
   /**
    * Appends a record. Called by the engine under its commit lock, in strictly ascending version order.
    * Returns quickly (no fsync on the caller's thread); the future completes once the record and all before
-   * it are fsynced. Futures complete on the sync thread (the engine hops to its executor itself). If an
+   * it are fsynced. Futures complete in order on the log's completion thread (the engine hops to its
+   * executor itself; continuations there delay other commits' completions, not the next fsync). If an
    * I/O error happens, that future and all later ones fail with the IOException (wrapped in
    * UncheckedIOException) and the log refuses further appends.
    *
@@ -301,12 +319,17 @@ public final class CommitLog implements AutoCloseable {
         Files.deleteIfExists(temp);
         throw e;
       }
+      // Once the roll is processed, every record up to version is synced and its segment closed: the
+      // snapshot never holds a commit whose append failed, and the covered segments can go.
+      try {
+        awaitRoll(roll);
+      } catch (IOException e) {
+        Files.deleteIfExists(temp);
+        throw e;
+      }
       Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
       fsyncDirectory(dir);
       snapshotVersion = version;
-
-      // The old segments may still be in the sync thread's hands: wait until it has closed them.
-      awaitRoll(roll);
       List<Segment> covered = new ArrayList<>();
       synchronized (segments) {
         for (Segment s : segments) {
@@ -358,6 +381,11 @@ public final class CommitLog implements AutoCloseable {
     while (true) {
       try {
         syncThread.join();
+        completer.shutdown();
+        // Called from a continuation of one of our futures: the rest of the queue completes after it returns.
+        while (Thread.currentThread() != completerThread && !completer.awaitTermination(1, TimeUnit.MINUTES)) {
+          LOG.log(System.Logger.Level.WARNING, "commit log {0}: still completing futures at close", dir);
+        }
         break;
       } catch (InterruptedException e) {
         interrupted = true;
@@ -467,11 +495,17 @@ public final class CommitLog implements AutoCloseable {
       } finally {
         mutex.unlock();
       }
+      List<CompletableFuture<Void>> failedFutures = new ArrayList<>();
       for (int i = synced; i < batch.size(); i++) {
         Object item = batch.get(i);
-        CompletableFuture<Void> future = item instanceof Pending p ? p.future : ((Roll) item).future;
-        future.completeExceptionally(new UncheckedIOException(failed));
+        if (item instanceof Roll roll) {
+          roll.future.completeExceptionally(new UncheckedIOException(failed));
+        } else {
+          failedFutures.add(((Pending) item).future);
+        }
       }
+      UncheckedIOException error = new UncheckedIOException(failed);
+      completer.execute(() -> failedFutures.forEach(f -> f.completeExceptionally(error)));
     }
   }
 
@@ -536,11 +570,18 @@ public final class CommitLog implements AutoCloseable {
       current.lastVersion = lastSynced;
       current.records += count;
     }
+    CompletableFuture<?>[] done = new CompletableFuture<?>[(int) count];
+    int k = 0;
     for (int i = from; i < to; i++) {
       if (batch.get(i) instanceof Pending p) {
-        p.future.complete(null);
+        done[k++] = p.future;
       }
     }
+    completer.execute(() -> {
+      for (CompletableFuture<?> f : done) {
+        f.complete(null);
+      }
+    });
   }
 
   /** Closes the current segment (already synced) and starts one at base; a no-op while the current one is empty. */

@@ -615,7 +615,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
   CompletableFuture<Long> estimatedRangeSize(byte[] begin, byte[] end) {
     long size = 0;
     for (Map.Entry<byte[], VersionedStore.Chain> e : engine.store.range(begin, end).entrySet()) {
-      byte[] v = e.getValue().head.value;
+      byte[] v = e.getValue().latest();
       if (v != null) {
         size += e.getKey().length + v.length;
       }
@@ -628,7 +628,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     points.add(begin);
     long acc = 0;
     for (Map.Entry<byte[], VersionedStore.Chain> e : engine.store.range(begin, end).entrySet()) {
-      byte[] v = e.getValue().head.value;
+      byte[] v = e.getValue().latest();
       if (v == null) {
         continue;
       }

@@ -156,6 +156,7 @@ final class Engine implements AutoCloseable {
     List<Watches.Watch> fired = new ArrayList<>();
     CompletableFuture<Void> durable;
     long version;
+    VersionedStore.Chain[] prepared = readOnly ? null : prepare(req.writes);
     commitLock.lock();
     try {
       checkUsable();
@@ -181,7 +182,7 @@ final class Engine implements AutoCloseable {
           history.write(writes.get(i), writes.get(i + 1), version);
         }
         LogRecordWriter record = log == null ? null : new LogRecordWriter();
-        apply(req, version, record, fired);
+        apply(req, prepared, version, record, fired);
         registerWatches(req.watches, fired);
         if (log == null) {
           visibleVersion = version;
@@ -196,6 +197,11 @@ final class Engine implements AutoCloseable {
       return CompletableFuture.failedFuture(e);
     } finally {
       commitLock.unlock();
+      if (prepared != null) {
+        for (VersionedStore.Chain c : prepared) {
+          store.unpin(c);
+        }
+      }
     }
     CommitResult result = new CommitResult(version, fired);
     if (durable == null) {
@@ -243,7 +249,7 @@ final class Engine implements AutoCloseable {
       return;
     }
     for (Map.Entry<byte[], VersionedStore.Chain> e : store.data.entrySet()) {
-      byte[] v = e.getValue().head.value;
+      byte[] v = e.getValue().latest();
       if (v != null) {
         state.add(Map.entry(e.getKey(), v));
       }
@@ -282,7 +288,21 @@ final class Engine implements AutoCloseable {
     }
   }
 
-  private void apply(CommitRequest req, long version, LogRecordWriter record, List<Watches.Watch> fired) {
+  /** Finds or creates the chains a commit writes, before the commit lock is taken. */
+  private VersionedStore.Chain[] prepare(TreeMap<byte[], PendingWrite> writes) {
+    if (writes == null) {
+      return new VersionedStore.Chain[0];
+    }
+    VersionedStore.Chain[] chains = new VersionedStore.Chain[writes.size()];
+    int i = 0;
+    for (byte[] key : writes.keySet()) {
+      chains[i++] = store.prepare(key);
+    }
+    return chains;
+  }
+
+  private void apply(CommitRequest req, VersionedStore.Chain[] prepared, long version, LogRecordWriter record,
+      List<Watches.Watch> fired) {
     long oldest = oldestReadable();
     boolean watching = !watches.isEmpty();
     if (req.clearedRanges != null) {
@@ -290,7 +310,7 @@ final class Engine implements AutoCloseable {
         byte[] begin = r.getKey();
         byte[] end = r.getValue();
         for (Map.Entry<byte[], VersionedStore.Chain> e : store.range(begin, end).entrySet()) {
-          if (e.getValue().head.value != null) {
+          if (e.getValue().latest() != null) {
             store.put(e.getKey(), null, version, oldest);
           }
         }
@@ -306,8 +326,9 @@ final class Engine implements AutoCloseable {
     }
     if (req.writes != null) {
       byte[] stamp = null;
+      int i = 0;
       for (Map.Entry<byte[], PendingWrite> e : req.writes.entrySet()) {
-        byte[] key = e.getKey();
+        VersionedStore.Chain chain = prepared[i++];
         PendingWrite w = e.getValue();
         byte[] value;
         switch (w.kind) {
@@ -315,7 +336,7 @@ final class Engine implements AutoCloseable {
             value = w.value;
             break;
           case DEPENDENT:
-            value = w.applyOps(store.latest(key));
+            value = w.applyOps(chain.latest());
             break;
           default:
             if (stamp == null) {
@@ -324,7 +345,9 @@ final class Engine implements AutoCloseable {
             value = w.applyOps(fillStamp(w.stampOperand, stamp));
             break;
         }
-        set(key, value, version, oldest, record, watching, fired);
+        if (store.put(chain, value, version, oldest)) {
+          logged(chain.key, value, record, watching, fired);
+        }
       }
     }
     if (req.stampedKeys != null) {
@@ -341,6 +364,12 @@ final class Engine implements AutoCloseable {
       return;
     }
     store.put(key, value, version, oldest);
+    logged(key, value, record, watching, fired);
+  }
+
+  /** Records an applied write in the commit's log record and checks the key's watches. */
+  private void logged(byte[] key, byte[] value, LogRecordWriter record, boolean watching,
+      List<Watches.Watch> fired) {
     if (record != null) {
       if (value == null) {
         record.clear(key);

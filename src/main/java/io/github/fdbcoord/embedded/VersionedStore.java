@@ -1,5 +1,6 @@
 package io.github.fdbcoord.embedded;
 
+import java.util.List;
 import java.util.NavigableMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 
@@ -33,20 +34,62 @@ final class VersionedStore {
     }
   }
 
-  /** A key's versions; the head is replaced in place so a write costs one lookup. */
-  static final class Chain {
+  /**
+   * A key's versions, newest first. The head is replaced in place (one lookup per write); a chain
+   * with no head exists only between a commit preparing it and applying to it, and reads as absent.
+   */
+  static final class Chain extends HashKey {
+    private static final java.util.concurrent.atomic.AtomicIntegerFieldUpdater<Chain> PENDING =
+        java.util.concurrent.atomic.AtomicIntegerFieldUpdater.newUpdater(Chain.class, "pending");
+
+    final byte[] key;
     volatile Version head;
+    /** Commits that prepared this chain and have not applied yet: it must stay in the maps. */
+    volatile int pending;
+    /** Whether the chain is in the sorted map (its creator inserts it there after the hash index). */
+    volatile boolean sorted;
     /** Versions in the chain, and the length at which it is next trimmed (committer only). */
-    int length = 1;
+    int length;
     int trimAt = 8;
 
-    Chain(Version head) {
+    Chain(byte[] key, Version head) {
+      super(key);
+      this.key = key;
       this.head = head;
+      this.length = head == null ? 0 : 1;
+    }
+
+    byte[] latest() {
+      Version h = head;
+      return h == null ? null : h.value;
+    }
+
+    /** Pins the chain for a commit; false when the sweeper has already removed it. */
+    boolean tryPin() {
+      while (true) {
+        int p = pending;
+        if (p < 0) {
+          return false;
+        }
+        if (PENDING.compareAndSet(this, p, p + 1)) {
+          return true;
+        }
+      }
+    }
+
+    /** Marks an unpinned chain removed, so no commit can pin it afterwards. */
+    boolean tryKill() {
+      return PENDING.compareAndSet(this, 0, -1);
+    }
+
+    int unpinCount() {
+      return PENDING.decrementAndGet(this);
     }
   }
 
   /** A key as a hash-map key. */
-  static final class HashKey {
+  /** A key as a hash-map key; chains are their own keys in the hash index (one object less per key). */
+  static class HashKey {
     final byte[] bytes;
     private final int hash;
 
@@ -106,18 +149,61 @@ final class VersionedStore {
     return index.get(new HashKey(key));
   }
 
-  private void insert(byte[] key, Chain chain) {
-    data.put(key, chain);
-    index.put(new HashKey(key), chain);
+  /**
+   * The chain {@code key}'s next version goes into, created (empty) if needed and pinned until
+   * {@link #unpin}. Runs before the commit lock is taken, so the map lookups and inserts of a
+   * commit happen outside its critical section.
+   */
+  Chain prepare(byte[] key) {
+    HashKey hk = new HashKey(key);
+    while (true) {
+      Chain c = index.get(hk);
+      if (c == null) {
+        Chain fresh = new Chain(key, null);
+        fresh.pending = 1;
+        Chain raced = index.putIfAbsent(fresh, fresh);
+        if (raced == null) {
+          data.put(key, fresh);
+          fresh.sorted = true;
+          return fresh;
+        }
+        c = raced;
+      }
+      if (c.tryPin()) {
+        return c;
+      }
+      // Removed by the sweeper between the lookup and the pin: look again.
+      index.remove(hk, c);
+    }
   }
 
-  /** Removes {@code key}; caller holds the commit lock. */
+  /** Releases a prepared chain; one left empty is queued for the sweeper. */
+  void unpin(Chain c) {
+    if (c.unpinCount() == 0 && c.head == null) {
+      synchronized (emptied) {
+        emptied.add(c);
+      }
+    }
+  }
+
+  private final java.util.ArrayList<Chain> emptied = new java.util.ArrayList<>();
+
+  /** Removes {@code chain} from both maps; caller holds the commit lock. */
+  private void remove(Chain chain) {
+    // The creator of a chain may still be inserting it into the sorted map: remove it there too.
+    data.remove(chain.key, chain);
+    index.remove(chain, chain);
+  }
+
+  /** Removes {@code key}; caller holds the commit lock (recovery only). */
   void remove(byte[] key) {
-    data.remove(key);
-    index.remove(new HashKey(key));
+    Chain c = chain(key);
+    if (c != null) {
+      remove(c);
+    }
   }
 
-  /** Removes every key in [begin, end); caller holds the commit lock. */
+  /** Removes every key in [begin, end); caller holds the commit lock (recovery only). */
   void removeRange(byte[] begin, byte[] end) {
     NavigableMap<byte[], Chain> r = range(begin, end);
     for (byte[] k : r.keySet()) {
@@ -135,7 +221,7 @@ final class VersionedStore {
   /** The newest value of {@code key} (committed, possibly not yet durable), or null. */
   byte[] latest(byte[] key) {
     Chain c = chain(key);
-    return c == null ? null : c.head.value;
+    return c == null ? null : c.latest();
   }
 
   static byte[] valueAt(Version head, long version) {
@@ -153,18 +239,42 @@ final class VersionedStore {
   }
 
   /**
-   * Records {@code value} (null clears) for {@code key} at {@code version}, trimming versions that
-   * no reader at or above {@code oldestReadable} can need. Caller holds the commit lock.
+   * Records {@code value} (null clears) for {@code key} at {@code version}. Caller holds the
+   * commit lock.
    */
   void put(byte[] key, byte[] value, long version, long oldestReadable) {
-    Chain chain = chain(key);
-    if (chain == null) {
-      if (value != null) {
-        insert(key, new Chain(new Version(version, value, null)));
+    if (value == null) {
+      Chain chain = chain(key);
+      if (chain != null) {
+        put(chain, null, version, oldestReadable);
       }
       return;
     }
-    Version fresh = new Version(version, value, chain.head);
+    // Through prepare, so a commit preparing the same key concurrently finds the same chain.
+    Chain chain = prepare(key);
+    try {
+      put(chain, value, version, oldestReadable);
+    } finally {
+      unpin(chain);
+    }
+  }
+
+  /**
+   * Adds a version to {@code chain}, trimming versions that no reader at or above
+   * {@code oldestReadable} can need. Returns false when there was nothing to do (clearing an
+   * absent key). Caller holds the commit lock.
+   */
+  boolean put(Chain chain, byte[] value, long version, long oldestReadable) {
+    Version head = chain.head;
+    if (value == null && (head == null || head.value == null)) {
+      return false;
+    }
+    if (!chain.sorted) {
+      // Pinned by this commit before its creator reached the sorted map: range reads must see it.
+      data.putIfAbsent(chain.key, chain);
+      chain.sorted = true;
+    }
+    Version fresh = new Version(version, value, head);
     chain.head = fresh;
     // Trimming walks the chain, so do it only when the chain has doubled: amortized constant
     // work per write even for a key rewritten thousands of times within the MVCC window.
@@ -173,17 +283,24 @@ final class VersionedStore {
       chain.trimAt = Math.max(8, chain.length * 2);
     }
     if (value == null) {
-      tombstones.add(new Tombstone(key, version));
+      tombstones.add(new Tombstone(chain, version));
     }
+    return true;
+  }
+
+  private void insert(Chain chain) {
+    data.put(chain.key, chain);
+    chain.sorted = true;
+    index.put(chain, chain);
   }
 
   /** A cleared key, remembered so the sweeper can drop it once no reader needs it. */
   private static final class Tombstone {
-    final byte[] key;
+    final Chain chain;
     final long version;
 
-    Tombstone(byte[] key, long version) {
-      this.key = key;
+    Tombstone(Chain chain, long version) {
+      this.chain = chain;
       this.version = version;
     }
   }
@@ -213,7 +330,7 @@ final class VersionedStore {
 
   /** Recovery: the key holds {@code value} as of {@code version}, with no older history. */
   void replaySet(byte[] key, byte[] value, long version) {
-    insert(key, new Chain(new Version(version, value, null)));
+    insert(new Chain(key, new Version(version, value, null)));
   }
 
   /** The keys with some version in [begin, end) (for clears: tombstone every one of them). */
@@ -222,17 +339,30 @@ final class VersionedStore {
   }
 
   /**
-   * Drops cleared keys whose tombstone no reader can need any more (oldest first). Caller holds
-   * the commit lock.
+   * Drops cleared keys whose tombstone no reader can need any more (oldest first), and chains
+   * prepared by commits that never applied. Caller holds the commit lock.
    */
   int sweepTombstones(long oldestReadable) {
     int removed = 0;
     while (!tombstones.isEmpty() && tombstones.peekFirst().version <= oldestReadable) {
-      Tombstone t = tombstones.removeFirst();
-      Chain chain = chain(t.key);
-      Version head = chain == null ? null : chain.head;
-      if (head != null && head.value == null && head.version <= oldestReadable) {
-        remove(t.key);
+      Chain chain = tombstones.removeFirst().chain;
+      Version head = chain.head;
+      if (head != null && head.value == null && head.version <= oldestReadable && chain.tryKill()) {
+        remove(chain);
+        removed++;
+      }
+    }
+    List<Chain> empty;
+    synchronized (emptied) {
+      if (emptied.isEmpty()) {
+        return removed;
+      }
+      empty = new java.util.ArrayList<>(emptied);
+      emptied.clear();
+    }
+    for (Chain chain : empty) {
+      if (chain.head == null && chain.tryKill()) {
+        remove(chain);
         removed++;
       }
     }
@@ -243,7 +373,7 @@ final class VersionedStore {
   long liveKeyCount() {
     long n = 0;
     for (Chain c : data.values()) {
-      if (c.head.value != null) {
+      if (c.latest() != null) {
         n++;
       }
     }

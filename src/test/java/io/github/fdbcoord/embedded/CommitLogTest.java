@@ -626,8 +626,8 @@ class CommitLogTest {
   }
 
   @Test
-  void crashBeforeTheRollWasProcessedRecovers() throws IOException {
-    // The snapshot at 20 is durable but the segment holding 1..20 was never closed.
+  void snapshotCoveringTheWholeLastSegmentRecovers() throws IOException {
+    // writeSnapshot no longer leaves this state (it waits for the roll), but recovery must not depend on that.
     int length = 30;
     try (CommitLog log = CommitLog.open(dir, new Collected())) {
       appendEach(log, range(1, 20), length);
@@ -646,6 +646,29 @@ class CommitLogTest {
     }
     assertEquals(hexMap(stateUpTo(20, length)), after.snapshot);
     assertRecords(after, range(21, 25), length);
+  }
+
+  @Test
+  void futuresCompleteInOrderOffTheSyncThreadAndCloseMayRunInAContinuation() throws Exception {
+    CommitLog log = CommitLog.open(dir, new Collected());
+    List<Long> completed = java.util.Collections.synchronizedList(new ArrayList<>());
+    List<CompletableFuture<Void>> futures = new ArrayList<>();
+    for (long v = 1; v <= 2000; v++) {
+      long version = v;
+      futures.add(log.append(v, payloadFor(v, 10)).thenRun(() -> {
+        assertFalse(Thread.currentThread().getName().startsWith("commit-log-sync"));
+        completed.add(version);
+      }));
+    }
+    CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+    assertEquals(range(1, 2000), completed);
+    CompletableFuture<Void> closedInside = log.append(2001, new byte[1]).thenRun(log::close);
+    closedInside.get(30, TimeUnit.SECONDS);
+    assertThrows(IllegalStateException.class, () -> log.append(2002, new byte[1]));
+    Collected c = new Collected();
+    try (CommitLog reopened = CommitLog.open(dir, c)) {
+      assertEquals(2001, reopened.recoveredVersion());
+    }
   }
 
   @Test
