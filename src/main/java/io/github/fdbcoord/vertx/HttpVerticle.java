@@ -4,7 +4,6 @@ import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.http.HttpHeaders;
-import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.json.DecodeException;
@@ -349,9 +348,5 @@ public final class HttpVerticle extends VerticleBase {
 
   static String abbreviate(String s) {
     return s.length() <= 200 ? s : s.substring(0, 200) + "...";
-  }
-
-  static boolean isPost(RoutingContext ctx) {
-    return ctx.request().method() == HttpMethod.POST;
   }
 }
