@@ -1,0 +1,352 @@
+package io.github.fdbcoord.vertx;
+
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Supplier;
+
+/**
+ * The HTTP/JSON face of the service (routes in docs/vertx.md). Requests are forwarded to the
+ * layers' event-bus addresses, so HTTP and the event bus share one implementation and one set of
+ * failure codes (the HTTP status is the failure code). Bad input of any kind is a 4xx with
+ * {@code {"error": reason, "message": text}}; never a stack trace.
+ */
+public final class HttpVerticle extends VerticleBase {
+  private final CoordinationConfig config;
+  private final Metrics metrics;
+  private final Supplier<Future<JsonObject>> health;
+  private CoordinationClient client;
+  private HttpServer server;
+
+  public HttpVerticle(CoordinationConfig config, Metrics metrics, Supplier<Future<JsonObject>> health) {
+    this.config = config;
+    this.metrics = metrics;
+    this.health = health;
+  }
+
+  @Override
+  public Future<?> start() {
+    client = CoordinationClient.create(vertx, config.addressPrefix());
+    Router router = Router.router(vertx);
+    router.route().handler(this::measure);
+    if (config.httpToken() != null) {
+      router.route().handler(this::authenticate);
+    }
+    router.get("/ws").handler(ctx -> ctx.request().toWebSocket()
+        .onSuccess(ws -> new WebSocketSession(vertx, ws, config, client))
+        .onFailure(e -> {
+          if (!ctx.response().ended()) {
+            error(ctx, 400, "bad_request", "WebSocket upgrade failed: " + e.getMessage());
+          }
+        }));
+    router.route().handler(BodyHandler.create(false).setBodyLimit(config.bodyLimit()));
+
+    router.get("/health").handler(ctx -> health.get().onComplete(ar -> {
+      if (ar.succeeded()) {
+        json(ctx, 200, ar.result());
+      } else {
+        json(ctx, 503, new JsonObject().put("status", "DOWN").put("error", String.valueOf(ar.cause().getMessage())));
+      }
+    }));
+    router.get("/metrics").handler(ctx -> ctx.response()
+        .putHeader(HttpHeaders.CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")
+        .end(metrics.scrape()));
+
+    // Directories: the path is the URL path after /directories/, one segment per element (percent-encoded).
+    router.post("/directories").handler(ctx -> {
+      JsonObject body = body(ctx);
+      if (body == null) {
+        return;
+      }
+      boolean createOrOpen = Requests.optionalBoolean(body, "createOrOpen", false);
+      body.remove("createOrOpen");
+      forward(ctx, client.directoryAddress(), createOrOpen ? "createOrOpen" : "create", body,
+          createOrOpen ? 200 : 201);
+    });
+    router.post("/directories/move").handler(ctx -> {
+      JsonObject body = body(ctx);
+      if (body != null) {
+        forward(ctx, client.directoryAddress(), "move", body, 200);
+      }
+    });
+    router.get("/directories").handler(ctx -> list(ctx, List.of()));
+    router.getWithRegex("/directories/.+").handler(ctx -> {
+      List<String> path = directoryPath(ctx);
+      if (path == null) {
+        return;
+      }
+      if ("true".equals(ctx.request().getParam("list"))) {
+        list(ctx, path);
+      } else {
+        forward(ctx, client.directoryAddress(), "open", new JsonObject().put("path", new JsonArray(path))
+            .put("layer", ctx.request().getParam("layer")), 200);
+      }
+    });
+    router.deleteWithRegex("/directories/.+").handler(ctx -> {
+      List<String> path = directoryPath(ctx);
+      if (path != null) {
+        boolean ifExists = "true".equals(ctx.request().getParam("ifExists"));
+        forward(ctx, client.directoryAddress(), ifExists ? "removeIfExists" : "remove",
+            new JsonObject().put("path", new JsonArray(path)), 200);
+      }
+    });
+
+    router.post("/allocators/:name/allocate").handler(ctx -> forward(ctx, client.allocatorAddress(), "allocate",
+        new JsonObject().put("name", ctx.pathParam("name")), 200));
+    router.post("/allocators/:name/allocate-prefix").handler(ctx -> forward(ctx, client.allocatorAddress(),
+        "allocatePrefix", new JsonObject().put("name", ctx.pathParam("name")), 200));
+
+    router.get("/interners").handler(ctx -> forward(ctx, client.internerAddress(), "listNamespaces",
+        new JsonObject(), 200));
+    for (String action : List.of("intern", "lookup", "resolve")) {
+      router.post("/interners/:ns/" + action).handler(ctx -> {
+        JsonObject body = body(ctx);
+        if (body != null) {
+          forward(ctx, client.internerAddress(), action, body.put("namespace", ctx.pathParam("ns")), 200);
+        }
+      });
+    }
+    router.delete("/interners/:ns").handler(ctx -> forward(ctx, client.internerAddress(), "removeNamespace",
+        new JsonObject().put("namespace", ctx.pathParam("ns")), 200));
+
+    router.get("/mutexes").handler(ctx -> {
+      JsonObject body = new JsonObject().put("after", ctx.request().getParam("after"));
+      String limit = ctx.request().getParam("limit");
+      if (limit != null) {
+        try {
+          body.put("limit", Integer.parseInt(limit));
+        } catch (NumberFormatException e) {
+          error(ctx, 400, "bad_request", "query parameter 'limit' must be an integer, got '" + abbreviate(limit) + "'");
+          return;
+        }
+      }
+      forward(ctx, client.mutexAddress(), "held", body, 200);
+    });
+    router.get("/mutexes/:name").handler(ctx -> forward(ctx, client.mutexAddress(), "state",
+        new JsonObject().put("name", ctx.pathParam("name")), 200));
+    router.post("/mutexes/:name/acquire").handler(ctx -> {
+      JsonObject body = body(ctx);
+      if (body == null) {
+        return;
+      }
+      boolean wait = Requests.optionalBoolean(body, "wait", true);
+      body.remove("wait");
+      body.put("name", ctx.pathParam("name"));
+      Long timeoutMs = Requests.optionalLong(body, "timeoutMs", 0, config.maxAcquireTimeout().toMillis());
+      long sendTimeout = 30_000 + (timeoutMs == null ? config.maxAcquireTimeout().toMillis() : timeoutMs);
+      forward(ctx, client.mutexAddress(), wait ? "acquire" : "tryAcquire", body, 200, sendTimeout);
+    });
+    for (String action : List.of("release", "heartbeat", "leave")) {
+      router.post("/mutexes/:name/" + action).handler(ctx -> {
+        JsonObject body = body(ctx);
+        if (body != null) {
+          forward(ctx, client.mutexAddress(), action, body.put("name", ctx.pathParam("name")), 200);
+        }
+      });
+    }
+
+    // Everything that escapes a handler still answers JSON, never a stack trace.
+    router.route().failureHandler(this::failure);
+    for (int code : new int[] {400, 404, 405, 413, 414, 431, 500}) {
+      router.errorHandler(code, this::failure);
+    }
+
+    server = vertx.createHttpServer(new HttpServerOptions()
+        .setHost(config.httpHost()).setPort(config.httpPort())
+        .setMaxWebSocketFrameSize(65536).setMaxWebSocketMessageSize((int) Math.min(Integer.MAX_VALUE, config.bodyLimit())));
+    return server.requestHandler(router).listen();
+  }
+
+  @Override
+  public Future<?> stop() {
+    return server == null ? Future.succeededFuture() : server.close();
+  }
+
+  /** The port the server listens on (useful with port 0). */
+  public int actualPort() {
+    return server.actualPort();
+  }
+
+  private void measure(RoutingContext ctx) {
+    long start = System.nanoTime();
+    ctx.addEndHandler(v -> {
+      String route = ctx.currentRoute() == null || ctx.currentRoute().getPath() == null ? routeName(ctx)
+          : ctx.currentRoute().getPath();
+      metrics.http(route, ctx.response().getStatusCode(), System.nanoTime() - start);
+    });
+    ctx.next();
+  }
+
+  /** A bounded label for routes without a path template (never the raw path: unbounded cardinality). */
+  private static String routeName(RoutingContext ctx) {
+    String p = ctx.request().path();
+    if (p != null && p.startsWith("/directories/")) {
+      return "/directories/*";
+    }
+    return "other";
+  }
+
+  private void authenticate(RoutingContext ctx) {
+    String header = ctx.request().getHeader(HttpHeaders.AUTHORIZATION);
+    String expected = "Bearer " + config.httpToken();
+    if (header != null && MessageDigest.isEqual(header.getBytes(StandardCharsets.UTF_8),
+        expected.getBytes(StandardCharsets.UTF_8))) {
+      ctx.next();
+      return;
+    }
+    ctx.response().putHeader("WWW-Authenticate", "Bearer");
+    error(ctx, 401, "unauthorized", header == null ? "this server requires 'Authorization: Bearer <token>'"
+        : "the bearer token is wrong");
+  }
+
+  private void list(RoutingContext ctx, List<String> path) {
+    JsonObject body = new JsonObject().put("path", new JsonArray(path))
+        .put("startAfter", ctx.request().getParam("startAfter"));
+    String limit = ctx.request().getParam("limit");
+    if (limit != null) {
+      try {
+        body.put("limit", Integer.parseInt(limit));
+      } catch (NumberFormatException e) {
+        error(ctx, 400, "bad_request", "query parameter 'limit' must be an integer, got '" + abbreviate(limit) + "'");
+        return;
+      }
+    }
+    forward(ctx, client.directoryAddress(), "list", body, 200);
+  }
+
+  /** The directory path in the URL after /directories/, each segment percent-decoded. */
+  private List<String> directoryPath(RoutingContext ctx) {
+    String raw = ctx.request().path().substring("/directories/".length());
+    List<String> out = new ArrayList<>();
+    try {
+      for (String segment : raw.split("/", -1)) {
+        out.add(URLDecoder.decode(segment.replace("+", "%2B"), StandardCharsets.UTF_8));
+      }
+    } catch (IllegalArgumentException e) {
+      error(ctx, 400, "bad_request", "the directory path is not valid percent-encoding: " + e.getMessage());
+      return null;
+    }
+    return out;
+  }
+
+  /** The request's JSON object (empty when there is no body), or null after answering 400. */
+  private static JsonObject body(RoutingContext ctx) {
+    if (ctx.body() == null || ctx.body().isEmpty()) {
+      return new JsonObject();
+    }
+    Object value;
+    try {
+      value = io.vertx.core.json.Json.decodeValue(ctx.body().buffer());
+    } catch (DecodeException e) {
+      error(ctx, 400, "bad_request", "the body is not valid JSON: " + abbreviate(String.valueOf(e.getMessage())));
+      return null;
+    }
+    if (!(value instanceof JsonObject)) {
+      error(ctx, 400, "bad_request", "the body must be a JSON object, got " + Requests.describe(value));
+      return null;
+    }
+    return (JsonObject) value;
+  }
+
+  private void forward(RoutingContext ctx, String address, String action, JsonObject body, int status) {
+    forward(ctx, address, action, body, status, 30_000);
+  }
+
+  private void forward(RoutingContext ctx, String address, String action, JsonObject body, int status,
+      long sendTimeoutMs) {
+    client.request(address, action, body, sendTimeoutMs).onComplete(ar -> {
+      if (ar.succeeded()) {
+        json(ctx, status, ar.result());
+      } else if (ar.cause() instanceof ReplyException) {
+        ReplyException e = (ReplyException) ar.cause();
+        error(ctx, FailureCodes.codeOf(e), FailureCodes.reasonOf(e), FailureCodes.detailOf(e));
+      } else {
+        error(ctx, 503, "unavailable", String.valueOf(ar.cause().getMessage()));
+      }
+    });
+  }
+
+  private void failure(RoutingContext ctx) {
+    if (ctx.response().ended()) {
+      return;
+    }
+    Throwable t = ctx.failure();
+    int status = ctx.statusCode() > 0 ? ctx.statusCode() : 500;
+    if (t instanceof ReplyException) {
+      ReplyException e = (ReplyException) t;
+      error(ctx, FailureCodes.codeOf(e), FailureCodes.reasonOf(e), FailureCodes.detailOf(e));
+      return;
+    }
+    if (t instanceof IllegalArgumentException) {
+      error(ctx, 400, "bad_request", t.getMessage());
+      return;
+    }
+    if (t == null && status == 500 && !validPath(ctx)) {
+      // The router could not decode the URL path; that is the client's mistake.
+      error(ctx, 400, "bad_request", "the URL path is not valid percent-encoding: "
+          + abbreviate(ctx.request().path()));
+      return;
+    }
+    switch (status) {
+      case 404:
+        error(ctx, 404, "not_found", "no route for " + ctx.request().method() + " " + ctx.request().path());
+        break;
+      case 405:
+        error(ctx, 405, "method_not_allowed", ctx.request().method() + " is not allowed on " + ctx.request().path());
+        break;
+      case 413:
+        error(ctx, 413, "too_large", "the body is larger than the limit of " + config.bodyLimit() + " bytes");
+        break;
+      case 400:
+        error(ctx, 400, "bad_request", t == null ? "bad request" : String.valueOf(t.getMessage()));
+        break;
+      default:
+        if (t != null) {
+          java.util.logging.Logger.getLogger(HttpVerticle.class.getName())
+              .log(java.util.logging.Level.WARNING, "HTTP request failed", t);
+        }
+        error(ctx, status >= 400 && status < 500 ? status : 500, "internal", "the request failed"
+            + (t == null ? "" : ": " + t.getClass().getSimpleName()));
+    }
+  }
+
+  private static boolean validPath(RoutingContext ctx) {
+    try {
+      ctx.normalizedPath();
+      return true;
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
+  }
+
+  private static void json(RoutingContext ctx, int status, JsonObject body) {
+    if (ctx.response().ended()) {
+      return;
+    }
+    ctx.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, "application/json")
+        .end(body.encode());
+  }
+
+  static void error(RoutingContext ctx, int status, String reason, String message) {
+    json(ctx, status, new JsonObject().put("error", reason).put("message", message));
+  }
+
+  static String abbreviate(String s) {
+    return s.length() <= 200 ? s : s.substring(0, 200) + "...";
+  }
+}

@@ -1,0 +1,56 @@
+package io.github.fdbcoord.vertx;
+
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The service's own meters, in a Prometheus registry served at {@code GET /metrics}. When the
+ * stand-alone main enables Vert.x's Micrometer metrics it binds them to the same registry, so the
+ * one endpoint shows both.
+ */
+public final class Metrics {
+  private final PrometheusMeterRegistry registry;
+
+  public Metrics() {
+    this(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+  }
+
+  public Metrics(PrometheusMeterRegistry registry) {
+    this.registry = registry;
+  }
+
+  public PrometheusMeterRegistry registry() {
+    return registry;
+  }
+
+  /** One event-bus request served: its address, action, outcome ("ok" or a failure reason) and duration. */
+  void request(String address, String action, String outcome, long nanos) {
+    Timer.builder("fdbcoord_requests")
+        .description("Event-bus requests served by the coordination layers")
+        .tag("address", address).tag("action", action).tag("outcome", outcome)
+        .register(registry)
+        .record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** One HTTP request answered. */
+  void http(String route, int status, long nanos) {
+    Timer.builder("fdbcoord_http_requests")
+        .description("HTTP requests answered by the coordination service")
+        .tag("route", route).tag("status", Integer.toString(status))
+        .register(registry)
+        .record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** One lock event published. */
+  void lockEvent(String type) {
+    registry.counter("fdbcoord_lock_events", "type", type).increment();
+  }
+
+  /** The Prometheus text exposition of every meter. */
+  public String scrape() {
+    return registry.scrape();
+  }
+}
