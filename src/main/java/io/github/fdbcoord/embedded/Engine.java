@@ -328,10 +328,8 @@ final class Engine implements AutoCloseable {
       for (Map.Entry<byte[], byte[]> r : req.clearedRanges.entrySet()) {
         byte[] begin = r.getKey();
         byte[] end = r.getValue();
-        for (Map.Entry<byte[], VersionedStore.Chain> e : store.range(begin, end).entrySet()) {
-          if (e.getValue().latest() != null) {
-            store.put(e.getKey(), null, version, oldest);
-          }
+        for (VersionedStore.Chain chain : store.range(begin, end).values()) {
+          store.put(chain, null, version, oldest);
         }
         if (record != null) {
           record.clearRange(begin, end);
