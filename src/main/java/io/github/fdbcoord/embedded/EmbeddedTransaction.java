@@ -715,28 +715,47 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     return writes;
   }
 
+  private static final int DROP = -1;
+  private static final int WITH_CONFLICT = 1;
+
+  /**
+   * FoundationDB's checks before a point write, errors deferred: DROP when the write must not
+   * happen, otherwise whether it adds a write-conflict range (the one-shot
+   * NEXT_WRITE_NO_WRITE_CONFLICT_RANGE is consumed either way). Caller holds the monitor.
+   */
+  private int admitPointWrite(byte[] key, byte[] operand, boolean longKeyIsError) {
+    ensureOpen();
+    if (!writable()) {
+      return DROP;
+    }
+    boolean conflict = consumeWriteConflict();
+    if (Bytes.compare(key, maxWriteKey()) >= 0) {
+      defer(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
+      return DROP;
+    }
+    if (key.length > maxKeySize(key)) {
+      if (longKeyIsError) {
+        defer(FdbErrors.KEY_TOO_LARGE);
+      }
+      return DROP;
+    }
+    if (operand != null && operand.length > Engine.VALUE_SIZE_LIMIT) {
+      defer(FdbErrors.VALUE_TOO_LARGE);
+      return DROP;
+    }
+    return conflict ? WITH_CONFLICT : 0;
+  }
+
   @Override
   public synchronized void set(byte[] key, byte[] value) {
     if (key == null || value == null) {
       throw new IllegalArgumentException("Keys/Values must be non-null");
     }
-    ensureOpen();
-    if (!writable()) {
+    int admitted = admitPointWrite(key, value, true);
+    if (admitted == DROP) {
       return;
     }
-    boolean conflict = consumeWriteConflict();
-    if (Bytes.compare(key, maxWriteKey()) >= 0) {
-      defer(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
-      return;
-    }
-    if (key.length > maxKeySize(key)) {
-      defer(FdbErrors.KEY_TOO_LARGE);
-      return;
-    }
-    if (value.length > Engine.VALUE_SIZE_LIMIT) {
-      defer(FdbErrors.VALUE_TOO_LARGE);
-      return;
-    }
+    boolean conflict = admitted == WITH_CONFLICT;
     approximateSize += key.length + value.length;
     // The caller keeps its arrays: the transaction holds copies, as the native client does.
     key = key.clone();
@@ -753,18 +772,12 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     if (key == null) {
       throw new IllegalArgumentException("Key cannot be null");
     }
-    ensureOpen();
-    if (!writable()) {
+    // No stored key is longer than the limit, so clearing one is a no-op rather than an error.
+    int admitted = admitPointWrite(key, null, false);
+    if (admitted == DROP) {
       return;
     }
-    boolean conflict = consumeWriteConflict();
-    if (Bytes.compare(key, maxWriteKey()) >= 0) {
-      defer(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
-      return;
-    }
-    if (key.length > maxKeySize(key)) {
-      return;
-    }
+    boolean conflict = admitted == WITH_CONFLICT;
     approximateSize += key.length;
     key = key.clone();
     writeMap().put(key, PendingWrite.known(null));
@@ -848,27 +861,19 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     if (type == null || key == null || param == null) {
       throw new IllegalArgumentException("Mutation type, key and parameter must be non-null");
     }
-    ensureOpen();
-    if (!writable()) {
-      return;
-    }
-    boolean conflict = consumeWriteConflict();
     if (type == MutationType.SET_VERSIONSTAMPED_KEY) {
-      mutateStampedKey(key, param, conflict);
+      // Its key exists only at commit: the checks apply to the key with the stamp filled in.
+      ensureOpen();
+      if (writable()) {
+        mutateStampedKey(key, param, consumeWriteConflict());
+      }
       return;
     }
-    if (Bytes.compare(key, maxWriteKey()) >= 0) {
-      defer(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
+    int admitted = admitPointWrite(key, param, true);
+    if (admitted == DROP) {
       return;
     }
-    if (key.length > maxKeySize(key)) {
-      defer(FdbErrors.KEY_TOO_LARGE);
-      return;
-    }
-    if (param.length > Engine.VALUE_SIZE_LIMIT) {
-      defer(FdbErrors.VALUE_TOO_LARGE);
-      return;
-    }
+    boolean conflict = admitted == WITH_CONFLICT;
     key = key.clone();
     param = param.clone();
     PendingWrite current = writeMap().get(key);
