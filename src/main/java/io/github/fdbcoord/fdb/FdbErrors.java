@@ -136,7 +136,7 @@ public final class FdbErrors {
   }
 
   /** Whether the transaction certainly did not commit and may be retried. */
-  public static boolean isRetryableNotCommitted(int code) {
+  public static boolean isSafeToRetry(int code) {
     return isRetryable(code) && !isMaybeCommitted(code);
   }
 

@@ -13,7 +13,7 @@ import java.util.List;
  * {@code SET_VERSIONSTAMPED_KEY} / {@code SET_VERSIONSTAMPED_VALUE}: the packed bytes followed by
  * the 4-byte little-endian offset of the 10-byte placeholder (API version 520 and later).
  *
- * <p>fdb-java's {@code Tuple.packWithVersionstamp} does the same but asks the native library for
+ * <p>fdb-java's own versionstamp packing in {@code Tuple} does the same but asks the native library for
  * the API version first (design.md, "Pitfall"), so this class computes the offset itself.
  */
 public final class Versionstamps {
