@@ -363,7 +363,7 @@ final class Engine implements AutoCloseable {
             break;
         }
         if (store.put(chain, value, version, oldest)) {
-          logged(chain.key, value, record, watching, fired);
+          logged(chain.bytes, value, record, watching, fired);
         }
       }
     }

@@ -42,7 +42,6 @@ final class VersionedStore {
     private static final java.util.concurrent.atomic.AtomicIntegerFieldUpdater<Chain> PENDING =
         java.util.concurrent.atomic.AtomicIntegerFieldUpdater.newUpdater(Chain.class, "pending");
 
-    final byte[] key;
     volatile Version head;
     /** Commits that prepared this chain and have not applied yet: it must stay in the maps. */
     volatile int pending;
@@ -54,7 +53,6 @@ final class VersionedStore {
 
     Chain(byte[] key, Version head) {
       super(key);
-      this.key = key;
       this.head = head;
       this.length = head == null ? 0 : 1;
     }
@@ -191,7 +189,7 @@ final class VersionedStore {
   /** Removes {@code chain} from both maps; caller holds the commit lock. */
   private void remove(Chain chain) {
     // The creator of a chain may still be inserting it into the sorted map: remove it there too.
-    data.remove(chain.key, chain);
+    data.remove(chain.bytes, chain);
     index.remove(chain, chain);
   }
 
@@ -271,7 +269,7 @@ final class VersionedStore {
     }
     if (!chain.sorted) {
       // Pinned by this commit before its creator reached the sorted map: range reads must see it.
-      data.putIfAbsent(chain.key, chain);
+      data.putIfAbsent(chain.bytes, chain);
       chain.sorted = true;
     }
     Version fresh = new Version(version, value, head);
@@ -289,7 +287,7 @@ final class VersionedStore {
   }
 
   private void insert(Chain chain) {
-    data.put(chain.key, chain);
+    data.put(chain.bytes, chain);
     chain.sorted = true;
     index.put(chain, chain);
   }
