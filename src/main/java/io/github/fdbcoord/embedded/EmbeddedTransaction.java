@@ -758,8 +758,11 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     boolean conflict = admitted == WITH_CONFLICT;
     approximateSize += key.length + value.length;
     // The caller keeps its arrays: the transaction holds copies, as the native client does.
-    key = key.clone();
-    value = value.clone();
+    putKnown(key.clone(), value.clone(), conflict);
+  }
+
+  /** Records a set (or, with a null value, a clear) of one key whose value is known now. */
+  private void putKnown(byte[] key, byte[] value, boolean conflict) {
     writeMap().put(key, PendingWrite.known(value));
     if (conflict) {
       addWriteConflict(key, Bytes.keyAfter(key));
@@ -779,12 +782,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     }
     boolean conflict = admitted == WITH_CONFLICT;
     approximateSize += key.length;
-    key = key.clone();
-    writeMap().put(key, PendingWrite.known(null));
-    if (conflict) {
-      addWriteConflict(key, Bytes.keyAfter(key));
-    }
-    triggerOwnWatches(key, null, null, true);
+    putKnown(key.clone(), null, conflict);
   }
 
   @Override

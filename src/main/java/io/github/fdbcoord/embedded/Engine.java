@@ -377,11 +377,9 @@ final class Engine implements AutoCloseable {
 
   private void set(byte[] key, byte[] value, long version, long oldest, LogRecordWriter record, boolean watching,
       List<Watches.Watch> fired) {
-    if (value == null && store.latest(key) == null) {
-      return;
+    if (store.put(key, value, version, oldest)) {
+      logged(key, value, record, watching, fired);
     }
-    store.put(key, value, version, oldest);
-    logged(key, value, record, watching, fired);
   }
 
   /** Records an applied write in the commit's log record and checks the key's watches. */

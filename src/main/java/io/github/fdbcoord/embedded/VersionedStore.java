@@ -237,21 +237,18 @@ final class VersionedStore {
   }
 
   /**
-   * Records {@code value} (null clears) for {@code key} at {@code version}. Caller holds the
-   * commit lock.
+   * Records {@code value} (null clears) for {@code key} at {@code version}; false when there was
+   * nothing to do (clearing an absent key). Caller holds the commit lock.
    */
-  void put(byte[] key, byte[] value, long version, long oldestReadable) {
+  boolean put(byte[] key, byte[] value, long version, long oldestReadable) {
     if (value == null) {
       Chain chain = chain(key);
-      if (chain != null) {
-        put(chain, null, version, oldestReadable);
-      }
-      return;
+      return chain != null && put(chain, null, version, oldestReadable);
     }
     // Through prepare, so a commit preparing the same key concurrently finds the same chain.
     Chain chain = prepare(key);
     try {
-      put(chain, value, version, oldestReadable);
+      return put(chain, value, version, oldestReadable);
     } finally {
       unpin(chain);
     }
