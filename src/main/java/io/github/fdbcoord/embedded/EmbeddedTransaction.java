@@ -146,6 +146,12 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     return null;
   }
 
+  /** The checks before any read: throws once closed; otherwise the error it must fail with, or null. */
+  private FDBException openForRead() {
+    ensureOpen();
+    return readError();
+  }
+
   /** Records an error of set/clear/mutate, to fail the next read or the commit. Caller holds the monitor. */
   private void defer(int code) {
     if (deferred == null) {
@@ -235,8 +241,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     }
     try {
       synchronized (this) {
-        ensureOpen();
-        FDBException err = readError();
+        FDBException err = openForRead();
         if (err != null) {
           return fail(err);
         }
@@ -332,8 +337,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
   CompletableFuture<Bounds> resolveBounds(KeySelector begin, KeySelector end, boolean snapshot) {
     try {
       synchronized (this) {
-        ensureOpen();
-        FDBException err = readError();
+        FDBException err = openForRead();
         if (err != null) {
           return fail(err);
         }
@@ -366,8 +370,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       boolean snapshot) {
     try {
       synchronized (this) {
-        ensureOpen();
-        FDBException err = readError();
+        FDBException err = openForRead();
         if (err != null) {
           return fail(err);
         }
@@ -544,8 +547,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
   CompletableFuture<byte[]> getKey(KeySelector sel, boolean snapshot) {
     try {
       synchronized (this) {
-        ensureOpen();
-        FDBException err = readError();
+        FDBException err = openForRead();
         if (err != null) {
           return fail(err);
         }

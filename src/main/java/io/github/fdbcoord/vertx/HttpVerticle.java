@@ -126,16 +126,9 @@ public final class HttpVerticle extends VerticleBase {
 
     router.get("/mutexes").handler(ctx -> {
       JsonObject body = new JsonObject().put("after", ctx.request().getParam("after"));
-      String limit = ctx.request().getParam("limit");
-      if (limit != null) {
-        try {
-          body.put("limit", Integer.parseInt(limit));
-        } catch (NumberFormatException e) {
-          error(ctx, 400, "bad_request", "query parameter 'limit' must be an integer, got '" + abbreviate(limit) + "'");
-          return;
-        }
+      if (putLimit(ctx, body)) {
+        forward(ctx, client.mutexAddress(), "held", body, 200);
       }
-      forward(ctx, client.mutexAddress(), "held", body, 200);
     });
     router.get("/mutexes/:name").handler(ctx -> forward(ctx, client.mutexAddress(), "state",
         new JsonObject().put("name", ctx.pathParam("name")), 200));
@@ -217,16 +210,23 @@ public final class HttpVerticle extends VerticleBase {
   private void list(RoutingContext ctx, List<String> path) {
     JsonObject body = new JsonObject().put("path", new JsonArray(path))
         .put("startAfter", ctx.request().getParam("startAfter"));
+    if (putLimit(ctx, body)) {
+      forward(ctx, client.directoryAddress(), "list", body, 200);
+    }
+  }
+
+  /** Copies the optional integer query parameter 'limit' into {@code body}; false (400 sent) when it is not one. */
+  private boolean putLimit(RoutingContext ctx, JsonObject body) {
     String limit = ctx.request().getParam("limit");
     if (limit != null) {
       try {
         body.put("limit", Integer.parseInt(limit));
       } catch (NumberFormatException e) {
         error(ctx, 400, "bad_request", "query parameter 'limit' must be an integer, got '" + abbreviate(limit) + "'");
-        return;
+        return false;
       }
     }
-    forward(ctx, client.directoryAddress(), "list", body, 200);
+    return true;
   }
 
   /** The directory path in the URL after /directories/, each segment percent-decoded. */
