@@ -462,15 +462,13 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     if (ryw && overlapsRanges(unreadable, begin, end)) {
       throw FdbErrors.error(FdbErrors.ACCESSED_UNREADABLE);
     }
-    NavigableMap<byte[], VersionedStore.Chain> stored = engine.store.range(begin, end);
+    var si = engine.store.chains(begin, end, reverse);
     NavigableMap<byte[], PendingWrite> own = ryw && writes != null ? writes.subMap(begin, true, end, false) : null;
-    if (reverse) {
-      stored = stored.descendingMap();
-      own = own == null ? null : own.descendingMap();
+    if (reverse && own != null) {
+      own = own.descendingMap();
     }
-    var si = stored.entrySet().iterator();
     var wi = own == null ? null : own.entrySet().iterator();
-    Map.Entry<byte[], VersionedStore.Chain> s = next(si);
+    VersionedStore.Chain s = next(si);
     Map.Entry<byte[], PendingWrite> w = wi == null ? null : next(wi);
     TreeMap<byte[], byte[]> clearedRanges = ryw ? cleared : null;
     while (s != null || w != null) {
@@ -480,13 +478,13 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       } else if (w == null) {
         order = -1;
       } else {
-        order = Bytes.compare(s.getKey(), w.getKey()) * (reverse ? -1 : 1);
+        order = Bytes.compare(s.bytes, w.getKey()) * (reverse ? -1 : 1);
       }
       byte[] key;
       byte[] value;
       if (order < 0) {
-        key = s.getKey();
-        value = inRanges(clearedRanges, key) ? null : VersionedStore.valueAt(s.getValue().head, rv);
+        key = s.bytes;
+        value = inRanges(clearedRanges, key) ? null : VersionedStore.valueAt(s.head, rv);
         s = next(si);
       } else {
         key = w.getKey();
@@ -497,7 +495,7 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
         if (pw.kind == PendingWrite.Kind.KNOWN) {
           value = pw.value;
         } else {
-          byte[] base = order == 0 ? VersionedStore.valueAt(s.getValue().head, rv) : null;
+          byte[] base = order == 0 ? VersionedStore.valueAt(s.head, rv) : null;
           value = pw.applyOps(base);
         }
         if (order == 0) {
@@ -616,10 +614,11 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
 
   CompletableFuture<Long> estimatedRangeSize(byte[] begin, byte[] end) {
     long size = 0;
-    for (Map.Entry<byte[], VersionedStore.Chain> e : engine.store.range(begin, end).entrySet()) {
-      byte[] v = e.getValue().latest();
+    for (var it = engine.store.chains(begin, end, false); it.hasNext(); ) {
+      VersionedStore.Chain c = it.next();
+      byte[] v = c.latest();
       if (v != null) {
-        size += e.getKey().length + v.length;
+        size += c.bytes.length + v.length;
       }
     }
     return CompletableFuture.completedFuture(size);
@@ -629,14 +628,15 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     List<byte[]> points = new ArrayList<>();
     points.add(begin);
     long acc = 0;
-    for (Map.Entry<byte[], VersionedStore.Chain> e : engine.store.range(begin, end).entrySet()) {
-      byte[] v = e.getValue().latest();
+    for (var it = engine.store.chains(begin, end, false); it.hasNext(); ) {
+      VersionedStore.Chain c = it.next();
+      byte[] v = c.latest();
       if (v == null) {
         continue;
       }
-      acc += e.getKey().length + v.length;
+      acc += c.bytes.length + v.length;
       if (acc >= chunkSize) {
-        points.add(e.getKey());
+        points.add(c.bytes);
         acc = 0;
       }
     }

@@ -266,10 +266,11 @@ final class Engine implements AutoCloseable {
       compacting = false;
       return;
     }
-    for (Map.Entry<byte[], VersionedStore.Chain> e : store.data.entrySet()) {
-      byte[] v = e.getValue().latest();
+    for (var it = store.chains(Bytes.EMPTY, null, false); it.hasNext(); ) {
+      VersionedStore.Chain c = it.next();
+      byte[] v = c.latest();
       if (v != null) {
-        state.add(Map.entry(e.getKey(), v));
+        state.add(Map.entry(c.bytes, v));
       }
     }
     Thread writer = new Thread(() -> {
@@ -328,8 +329,8 @@ final class Engine implements AutoCloseable {
       for (Map.Entry<byte[], byte[]> r : req.clearedRanges.entrySet()) {
         byte[] begin = r.getKey();
         byte[] end = r.getValue();
-        for (VersionedStore.Chain chain : store.range(begin, end).values()) {
-          store.put(chain, null, version, oldest);
+        for (var it = store.chains(begin, end, false); it.hasNext(); ) {
+          store.put(it.next(), null, version, oldest);
         }
         if (record != null) {
           record.clearRange(begin, end);

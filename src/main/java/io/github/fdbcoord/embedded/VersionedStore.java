@@ -1,8 +1,7 @@
 package io.github.fdbcoord.embedded;
 
+import java.util.Iterator;
 import java.util.List;
-import java.util.NavigableMap;
-import java.util.concurrent.ConcurrentSkipListMap;
 
 /**
  * The multi-version key-value data: a concurrent sorted map from key to a short chain of
@@ -83,6 +82,11 @@ final class VersionedStore {
     int unpinCount() {
       return PENDING.decrementAndGet(this);
     }
+
+    /** Whether the chain was removed; a removed key's next write creates a new chain. */
+    boolean killed() {
+      return pending < 0;
+    }
   }
 
   /** A key as a hash-map key. */
@@ -134,14 +138,22 @@ final class VersionedStore {
     }
   }
 
-  /** Sorted, for range reads and key selectors. */
-  final ConcurrentSkipListMap<byte[], Chain> data = new ConcurrentSkipListMap<>(Bytes.ORDER);
+  /** Sorted, for range reads, key selectors and range clears. */
+  private final SortedIndex sorted;
   /**
    * The same chains by hash, for point reads and writes: a skip list lookup over a large key
    * space costs a cache miss per level, a hash lookup one or two.
    */
   private final java.util.concurrent.ConcurrentHashMap<HashKey, Chain> index =
       new java.util.concurrent.ConcurrentHashMap<>();
+
+  VersionedStore() {
+    this(new SortedIndex());
+  }
+
+  VersionedStore(SortedIndex sorted) {
+    this.sorted = sorted;
+  }
 
   private Chain chain(byte[] key) {
     return index.get(new HashKey(key));
@@ -161,7 +173,7 @@ final class VersionedStore {
         fresh.pending = 1;
         Chain raced = index.putIfAbsent(fresh, fresh);
         if (raced == null) {
-          data.put(key, fresh);
+          sorted.add(fresh);
           fresh.sorted = true;
           return fresh;
         }
@@ -186,28 +198,32 @@ final class VersionedStore {
 
   private final java.util.ArrayList<Chain> emptied = new java.util.ArrayList<>();
 
-  /** Removes {@code chain} from both maps; caller holds the commit lock. */
+  /**
+   * Removes a killed chain from the hash index; the sorted index skips killed chains and drops
+   * them at its next merge. Caller holds the commit lock.
+   */
   private void remove(Chain chain) {
-    // The creator of a chain may still be inserting it into the sorted map: remove it there too.
-    data.remove(chain.bytes, chain);
     index.remove(chain, chain);
+    sorted.noteKilled();
   }
 
-  /** Removes {@code key}; caller holds the commit lock (recovery only). */
+  /** Removes {@code key} (recovery only: nothing can have pinned it). */
   void remove(byte[] key) {
     Chain c = chain(key);
-    if (c != null) {
+    if (c != null && c.tryKill()) {
       remove(c);
     }
   }
 
-  /** Removes every key in [begin, end); caller holds the commit lock (recovery only). */
+  /** Removes every key in [begin, end) (recovery only). */
   void removeRange(byte[] begin, byte[] end) {
-    NavigableMap<byte[], Chain> r = range(begin, end);
-    for (byte[] k : r.keySet()) {
-      index.remove(new HashKey(k));
+    Iterator<Chain> r = chains(begin, end, false);
+    while (r.hasNext()) {
+      Chain c = r.next();
+      if (c.tryKill()) {
+        remove(c);
+      }
     }
-    r.clear();
   }
 
   /** The value of {@code key} at {@code version}, or null when absent. */
@@ -265,8 +281,8 @@ final class VersionedStore {
       return false;
     }
     if (!chain.sorted) {
-      // Pinned by this commit before its creator reached the sorted map: range reads must see it.
-      data.putIfAbsent(chain.bytes, chain);
+      // Pinned by this commit before its creator reached the sorted index: range reads must see it.
+      sorted.add(chain);
       chain.sorted = true;
     }
     Version fresh = new Version(version, value, head);
@@ -284,9 +300,12 @@ final class VersionedStore {
   }
 
   private void insert(Chain chain) {
-    data.put(chain.bytes, chain);
+    Chain replaced = index.put(chain, chain);
+    if (replaced != null) {
+      replaced.tryKill();
+    }
+    sorted.add(chain);
     chain.sorted = true;
-    index.put(chain, chain);
   }
 
   /** A cleared key, remembered so the sweeper can drop it once no reader needs it. */
@@ -328,9 +347,12 @@ final class VersionedStore {
     insert(new Chain(key, new Version(version, value, null)));
   }
 
-  /** The keys with some version in [begin, end) (for clears: tombstone every one of them). */
-  NavigableMap<byte[], Chain> range(byte[] begin, byte[] end) {
-    return data.subMap(begin, true, end, false);
+  /**
+   * The chains of keys in [begin, end) in key order ({@code end == null}: to the end of the key
+   * space); a chain created after the call may or may not be included.
+   */
+  Iterator<Chain> chains(byte[] begin, byte[] end, boolean reverse) {
+    return sorted.chains(begin, end, reverse);
   }
 
   /**
@@ -367,8 +389,8 @@ final class VersionedStore {
   /** Number of keys with a live newest value (for size estimates and tests). */
   long liveKeyCount() {
     long n = 0;
-    for (Chain c : data.values()) {
-      if (c.latest() != null) {
+    for (Iterator<Chain> it = chains(Bytes.EMPTY, null, false); it.hasNext(); ) {
+      if (it.next().latest() != null) {
         n++;
       }
     }

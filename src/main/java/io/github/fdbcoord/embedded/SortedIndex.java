@@ -1,0 +1,357 @@
+package io.github.fdbcoord.embedded;
+
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.NavigableMap;
+import java.util.NoSuchElementException;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The store's chains in key order, for range reads, key selectors and range clears.
+ *
+ * <p>A single skip list over every key costs a cache miss per level on each insert, and inserting
+ * new keys was the largest cost of a write commit. So the index is a small log-structured merge:
+ * new chains go into a small concurrent skip list (the memtable, cache-resident), and a background
+ * thread merges full memtables into an immutable sorted array (the base), a sequential pass. A
+ * reader merges the base, the memtable being merged (if any) and the current memtable.
+ *
+ * <p>Invariants: a key has at most one live chain (the hash index hands out one chain per key, and
+ * a new chain for a key is created only after the old one was killed), and a chain in a newer
+ * level was created after any chain of the same key in an older level; so on equal keys the
+ * newest level wins, and killed chains (whose tombstone no reader can need) are skipped and dropped
+ * by the next merge.
+ */
+final class SortedIndex {
+  /** Smallest memtable that is merged; below it a merge costs more than the inserts it speeds up. */
+  static final int DEFAULT_MIN_MEMTABLE = 16_384;
+  /** The memtable is merged once it holds this fraction of the base (a merge copies the base). */
+  private static final int BASE_TO_MEMTABLE_RATIO = 8;
+
+  /** One merge thread for all engines: merges are rare, and an idle engine then holds no thread. */
+  private static final ThreadPoolExecutor MERGER;
+
+  static {
+    MERGER = new ThreadPoolExecutor(1, 1, 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
+      Thread t = new Thread(r, "fdb-embedded-index-merge");
+      t.setDaemon(true);
+      return t;
+    });
+    MERGER.allowCoreThreadTimeOut(true);
+  }
+
+  /** A concurrent skip list taking new chains, with a count of adders still writing into it. */
+  private static final class Memtable {
+    final ConcurrentSkipListMap<byte[], VersionedStore.Chain> map = new ConcurrentSkipListMap<>(Bytes.ORDER);
+    /** Adders that may still put into this memtable; a merge waits for them after freezing it. */
+    final AtomicInteger writers = new AtomicInteger();
+    final AtomicInteger added = new AtomicInteger();
+  }
+
+  /** Immutable: chains sorted by key, no duplicate keys; {@code keys[i] == chains[i].bytes}. */
+  private static final class Base {
+    static final Base EMPTY = new Base(new byte[0][], new VersionedStore.Chain[0], 0);
+
+    final byte[][] keys;
+    final VersionedStore.Chain[] chains;
+    final int size;
+
+    Base(byte[][] keys, VersionedStore.Chain[] chains, int size) {
+      this.keys = keys;
+      this.chains = chains;
+      this.size = size;
+    }
+
+    /** The first index whose key is at or after {@code key}. */
+    int lowerBound(byte[] key) {
+      return lowerBound(0, size, key);
+    }
+
+    /** {@link #lowerBound} searching from {@code from}, where the answer is known to be at or after. */
+    int gallop(int from, byte[] key) {
+      int step = 1;
+      int hi = from;
+      while (hi < size && Bytes.compare(keys[hi], key) < 0) {
+        from = hi + 1;
+        hi += step;
+        step <<= 1;
+      }
+      return lowerBound(from, Math.min(hi, size), key);
+    }
+
+    private int lowerBound(int lo, int hi, byte[] key) {
+      while (lo < hi) {
+        int mid = (lo + hi) >>> 1;
+        if (Bytes.compare(keys[mid], key) < 0) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
+      }
+      return lo;
+    }
+  }
+
+  /** What a reader sees: published whole, so the three levels are consistent with each other. */
+  private static final class State {
+    final Base base;
+    /** The memtable a merge is folding into the base, or null. */
+    final Memtable frozen;
+    final Memtable mem;
+
+    State(Base base, Memtable frozen, Memtable mem) {
+      this.base = base;
+      this.frozen = frozen;
+      this.mem = mem;
+    }
+  }
+
+  private final int minMemtable;
+  private volatile State state = new State(Base.EMPTY, null, new Memtable());
+  private final AtomicBoolean mergeScheduled = new AtomicBoolean();
+  private final AtomicInteger killedSinceMerge = new AtomicInteger();
+  private final AtomicInteger merges = new AtomicInteger();
+
+  SortedIndex() {
+    this(DEFAULT_MIN_MEMTABLE);
+  }
+
+  SortedIndex(int minMemtable) {
+    this.minMemtable = minMemtable;
+  }
+
+  /** Adds {@code chain} (or re-adds it: adding a chain twice is harmless). Any thread. */
+  void add(VersionedStore.Chain chain) {
+    int added;
+    State s;
+    while (true) {
+      s = state;
+      Memtable m = s.mem;
+      m.writers.incrementAndGet();
+      try {
+        // Checked after announcing ourselves: a merge that froze this memtable already waits for us.
+        if (state.mem == m) {
+          m.map.put(chain.bytes, chain);
+          added = m.added.incrementAndGet();
+          break;
+        }
+      } finally {
+        m.writers.decrementAndGet();
+      }
+    }
+    if (added >= Math.max(minMemtable, s.base.size / BASE_TO_MEMTABLE_RATIO) && s.frozen == null
+        && mergeScheduled.compareAndSet(false, true)) {
+      MERGER.execute(this::merge);
+    }
+  }
+
+  /** Merges the current memtable into the base; runs on the merge thread only. */
+  private void merge() {
+    try {
+      State before = state;
+      Memtable frozen = before.mem;
+      State during = new State(before.base, frozen, new Memtable());
+      state = during;
+      while (frozen.writers.get() != 0) {
+        Thread.onSpinWait();
+      }
+      Base merged = merge(before.base, frozen.map);
+      // Only this thread replaces the state, so during.mem is still the current memtable.
+      state = new State(merged, null, during.mem);
+      merges.incrementAndGet();
+    } finally {
+      mergeScheduled.set(false);
+    }
+  }
+
+  /**
+   * The base with {@code newer}'s chains merged in. Each new key's place is found by galloping
+   * from the previous one and the base runs between are block-copied, so base keys are compared
+   * (a cache miss each) only near new keys, and killed base chains are dropped only when enough
+   * chains were killed to pay for a pass over all of them.
+   */
+  private Base merge(Base base, NavigableMap<byte[], VersionedStore.Chain> newer) {
+    boolean dropKilled = killedSinceMerge.get() >= Math.max(1, base.size / BASE_TO_MEMTABLE_RATIO);
+    if (dropKilled) {
+      killedSinceMerge.set(0);
+    }
+    int capacity = base.size + newer.size();
+    byte[][] keys = new byte[capacity][];
+    VersionedStore.Chain[] chains = new VersionedStore.Chain[capacity];
+    int n = 0;
+    int i = 0;
+    for (VersionedStore.Chain c : newer.values()) {
+      int p = base.gallop(i, c.bytes);
+      int run = p - i;
+      System.arraycopy(base.keys, i, keys, n, run);
+      System.arraycopy(base.chains, i, chains, n, run);
+      n += run;
+      i = p < base.size && Arrays.equals(base.keys[p], c.bytes) ? p + 1 : p;
+      if (!c.killed()) {
+        keys[n] = c.bytes;
+        chains[n++] = c;
+      }
+    }
+    int rest = base.size - i;
+    System.arraycopy(base.keys, i, keys, n, rest);
+    System.arraycopy(base.chains, i, chains, n, rest);
+    n += rest;
+    if (dropKilled) {
+      int live = 0;
+      for (int j = 0; j < n; j++) {
+        if (!chains[j].killed()) {
+          keys[live] = keys[j];
+          chains[live++] = chains[j];
+        }
+      }
+      Arrays.fill(keys, live, n, null);
+      Arrays.fill(chains, live, n, null);
+      n = live;
+    }
+    return new Base(keys, chains, n);
+  }
+
+  /** Counts a killed chain: merges drop killed chains from the base once enough accumulated. */
+  void noteKilled() {
+    killedSinceMerge.incrementAndGet();
+  }
+
+  /** The chains with keys in [begin, end) ({@code end == null}: no bound), skipping killed ones. */
+  Iterator<VersionedStore.Chain> chains(byte[] begin, byte[] end, boolean reverse) {
+    State s = state;
+    Base base = s.base;
+    int lo = base.lowerBound(begin);
+    int hi = end == null ? base.size : base.lowerBound(end);
+    return new Merged(new BaseSlice(base, lo, hi, reverse), levelIterator(s.frozen, begin, end, reverse),
+        levelIterator(s.mem, begin, end, reverse), reverse);
+  }
+
+  private static Iterator<VersionedStore.Chain> levelIterator(Memtable m, byte[] begin, byte[] end,
+      boolean reverse) {
+    if (m == null) {
+      return null;
+    }
+    NavigableMap<byte[], VersionedStore.Chain> r = end == null ? m.map.tailMap(begin, true)
+        : m.map.subMap(begin, true, end, false);
+    return (reverse ? r.descendingMap() : r).values().iterator();
+  }
+
+  /** Merges done so far (for tests). */
+  int merges() {
+    return merges.get();
+  }
+
+  /** Chains in the index, live or not yet swept (for statistics and tests). */
+  int approximateSize() {
+    State s = state;
+    return s.base.size + (s.frozen == null ? 0 : s.frozen.map.size()) + s.mem.map.size();
+  }
+
+  private static final class BaseSlice implements Iterator<VersionedStore.Chain> {
+    private final Base base;
+    private final int lo;
+    private final int hi;
+    private final boolean reverse;
+    private int next;
+
+    BaseSlice(Base base, int lo, int hi, boolean reverse) {
+      this.base = base;
+      this.lo = lo;
+      this.hi = hi;
+      this.reverse = reverse;
+      this.next = reverse ? hi - 1 : lo;
+    }
+
+    @Override
+    public boolean hasNext() {
+      return reverse ? next >= lo : next < hi;
+    }
+
+    @Override
+    public VersionedStore.Chain next() {
+      if (!hasNext()) {
+        throw new NoSuchElementException();
+      }
+      VersionedStore.Chain c = base.chains[next];
+      next += reverse ? -1 : 1;
+      return c;
+    }
+  }
+
+  /** Merges up to three levels, oldest first in {@code levels}; on equal keys the newest wins. */
+  private static final class Merged implements Iterator<VersionedStore.Chain> {
+    private final Iterator<VersionedStore.Chain>[] levels;
+    private final VersionedStore.Chain[] heads;
+    private final int sign;
+    private VersionedStore.Chain pending;
+
+    @SuppressWarnings("unchecked")
+    Merged(Iterator<VersionedStore.Chain> base, Iterator<VersionedStore.Chain> frozen,
+        Iterator<VersionedStore.Chain> mem, boolean reverse) {
+      this.levels = new Iterator[] {base, frozen, mem};
+      this.heads = new VersionedStore.Chain[3];
+      this.sign = reverse ? -1 : 1;
+      for (int l = 0; l < 3; l++) {
+        heads[l] = advance(l);
+      }
+      pending = find();
+    }
+
+    private VersionedStore.Chain advance(int level) {
+      Iterator<VersionedStore.Chain> it = levels[level];
+      return it != null && it.hasNext() ? it.next() : null;
+    }
+
+    /** The next live chain in order, consuming every level's chain of the same key. */
+    private VersionedStore.Chain find() {
+      while (true) {
+        int best = -1;
+        for (int l = 0; l < 3; l++) {
+          if (heads[l] == null) {
+            continue;
+          }
+          if (best < 0) {
+            best = l;
+            continue;
+          }
+          int order = Bytes.compare(heads[l].bytes, heads[best].bytes) * sign;
+          if (order <= 0) {
+            // Equal keys: l is the newer level, so it wins.
+            best = l;
+          }
+        }
+        if (best < 0) {
+          return null;
+        }
+        VersionedStore.Chain winner = heads[best];
+        for (int l = 0; l < 3; l++) {
+          if (heads[l] != null && (l == best || Arrays.equals(heads[l].bytes, winner.bytes))) {
+            heads[l] = advance(l);
+          }
+        }
+        if (!winner.killed()) {
+          return winner;
+        }
+      }
+    }
+
+    @Override
+    public boolean hasNext() {
+      return pending != null;
+    }
+
+    @Override
+    public VersionedStore.Chain next() {
+      if (pending == null) {
+        throw new NoSuchElementException();
+      }
+      VersionedStore.Chain c = pending;
+      pending = find();
+      return c;
+    }
+  }
+}
