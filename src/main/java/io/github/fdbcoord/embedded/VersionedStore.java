@@ -4,9 +4,10 @@ import java.util.Iterator;
 import java.util.List;
 
 /**
- * The multi-version key-value data: a concurrent sorted map from key to a short chain of
- * (version, value or tombstone), newest first. Readers walk chains lock-free at their read
- * version; only the committer (holding the engine's commit lock) adds versions and trims chains.
+ * The multi-version key-value data: for each key a short chain of (version, value or tombstone),
+ * newest first, found by hash for point reads and writes and through a {@link SortedIndex} for
+ * ranges. Readers walk chains lock-free at their read version; only the committer (holding the
+ * engine's commit lock) adds versions and trims chains.
  */
 final class VersionedStore {
   /** One version of one key; {@code value == null} is a tombstone. */
@@ -44,7 +45,7 @@ final class VersionedStore {
     volatile Version head;
     /** Commits that prepared this chain and have not applied yet: it must stay in the maps. */
     volatile int pending;
-    /** Whether the chain is in the sorted map (its creator inserts it there after the hash index). */
+    /** Whether the chain is in the sorted index (its creator adds it there after the hash index). */
     volatile boolean sorted;
     /** Versions in the chain, and the length at which it is next trimmed (committer only). */
     int length;
@@ -141,7 +142,7 @@ final class VersionedStore {
   /** Sorted, for range reads, key selectors and range clears. */
   private final SortedIndex sorted;
   /**
-   * The same chains by hash, for point reads and writes: a skip list lookup over a large key
+   * The same chains by hash, for point reads and writes: a sorted lookup over a large key
    * space costs a cache miss per level, a hash lookup one or two.
    */
   private final java.util.concurrent.ConcurrentHashMap<HashKey, Chain> index =
