@@ -1,5 +1,8 @@
 package io.github.fdbcoord.embedded;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.Iterator;
 import java.util.NavigableMap;
@@ -52,47 +55,78 @@ final class SortedIndex {
     final AtomicInteger added = new AtomicInteger();
   }
 
-  /** Immutable: chains sorted by key, no duplicate keys; {@code keys[i] == chains[i].bytes}. */
+  /**
+   * Immutable: chains sorted by key, no duplicate keys. Next to each chain, 8 bytes of its key
+   * after the prefix all keys share: comparing those (sequential, in one array) settles almost every
+   * comparison without touching the key itself, which is a cache miss.
+   */
   private static final class Base {
-    static final Base EMPTY = new Base(new byte[0][], new VersionedStore.Chain[0], 0);
+    static final Base EMPTY = new Base(new VersionedStore.Chain[0], new long[0], 0, Bytes.EMPTY);
+    private static final VarHandle BIG_ENDIAN_LONG =
+        MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
 
-    final byte[][] keys;
     final VersionedStore.Chain[] chains;
+    /** {@code window(chains[i].bytes)}: ordered like the keys wherever the two differ. */
+    final long[] windows;
     final int size;
+    /** The bytes every key in the base starts with. */
+    final byte[] common;
 
-    Base(byte[][] keys, VersionedStore.Chain[] chains, int size) {
-      this.keys = keys;
+    Base(VersionedStore.Chain[] chains, long[] windows, int size, byte[] common) {
       this.chains = chains;
+      this.windows = windows;
       this.size = size;
+      this.common = common;
+    }
+
+    /** The 8 bytes of {@code key} after the common prefix, zero-padded, as an unsigned number. */
+    static long window(byte[] key, int from) {
+      if (key.length >= from + 8) {
+        return (long) BIG_ENDIAN_LONG.get(key, from);
+      }
+      long w = 0;
+      for (int i = from; i < from + 8; i++) {
+        w = w << 8 | (i < key.length ? key[i] & 0xff : 0);
+      }
+      return w;
     }
 
     /** The first index whose key is at or after {@code key}. */
     int lowerBound(byte[] key) {
-      return lowerBound(0, size, key);
+      return gallop(0, key);
     }
 
     /** {@link #lowerBound} searching from {@code from}, where the answer is known to be at or after. */
     int gallop(int from, byte[] key) {
+      int n = common.length;
+      if (key.length < n || !Arrays.equals(key, 0, n, common, 0, n)) {
+        // Every base key starts with the common prefix: this key sorts before or after all of them.
+        return Bytes.compare(key, common) < 0 ? from : size;
+      }
+      long w = window(key, n);
       int step = 1;
       int hi = from;
-      while (hi < size && Bytes.compare(keys[hi], key) < 0) {
+      while (hi < size && compareAt(hi, key, w) < 0) {
         from = hi + 1;
         hi += step;
         step <<= 1;
       }
-      return lowerBound(from, Math.min(hi, size), key);
-    }
-
-    private int lowerBound(int lo, int hi, byte[] key) {
+      int lo = from;
+      hi = Math.min(hi, size);
       while (lo < hi) {
         int mid = (lo + hi) >>> 1;
-        if (Bytes.compare(keys[mid], key) < 0) {
+        if (compareAt(mid, key, w) < 0) {
           lo = mid + 1;
         } else {
           hi = mid;
         }
       }
       return lo;
+    }
+
+    private int compareAt(int i, byte[] key, long window) {
+      int c = Long.compareUnsigned(windows[i], window);
+      return c != 0 ? c : Bytes.compare(chains[i].bytes, key);
     }
   }
 
@@ -170,49 +204,70 @@ final class SortedIndex {
 
   /**
    * The base with {@code newer}'s chains merged in. Each new key's place is found by galloping
-   * from the previous one and the base runs between are block-copied, so base keys are compared
-   * (a cache miss each) only near new keys, and killed base chains are dropped only when enough
-   * chains were killed to pay for a pass over all of them.
+   * from the previous one over the windows, and the base runs between are block-copied; killed base
+   * chains are dropped only when enough were killed to pay for a pass over every chain.
    */
   private Base merge(Base base, NavigableMap<byte[], VersionedStore.Chain> newer) {
     boolean dropKilled = killedSinceMerge.get() >= Math.max(1, base.size / BASE_TO_MEMTABLE_RATIO);
     if (dropKilled) {
       killedSinceMerge.set(0);
     }
+    if (newer.isEmpty() && (!dropKilled || base.size == 0)) {
+      return base;
+    }
+    byte[] common = commonPrefix(base, newer);
+    int n = common.length;
+    boolean rewindow = n != base.common.length;
     int capacity = base.size + newer.size();
-    byte[][] keys = new byte[capacity][];
     VersionedStore.Chain[] chains = new VersionedStore.Chain[capacity];
-    int n = 0;
+    long[] windows = new long[capacity];
+    int size = 0;
     int i = 0;
     for (VersionedStore.Chain c : newer.values()) {
       int p = base.gallop(i, c.bytes);
-      int run = p - i;
-      System.arraycopy(base.keys, i, keys, n, run);
-      System.arraycopy(base.chains, i, chains, n, run);
-      n += run;
-      i = p < base.size && Arrays.equals(base.keys[p], c.bytes) ? p + 1 : p;
+      System.arraycopy(base.chains, i, chains, size, p - i);
+      System.arraycopy(base.windows, i, windows, size, p - i);
+      size += p - i;
+      i = p < base.size && Arrays.equals(base.chains[p].bytes, c.bytes) ? p + 1 : p;
       if (!c.killed()) {
-        keys[n] = c.bytes;
-        chains[n++] = c;
+        chains[size] = c;
+        windows[size++] = Base.window(c.bytes, n);
       }
     }
-    int rest = base.size - i;
-    System.arraycopy(base.keys, i, keys, n, rest);
-    System.arraycopy(base.chains, i, chains, n, rest);
-    n += rest;
-    if (dropKilled) {
+    System.arraycopy(base.chains, i, chains, size, base.size - i);
+    System.arraycopy(base.windows, i, windows, size, base.size - i);
+    size += base.size - i;
+    if (dropKilled || rewindow) {
       int live = 0;
-      for (int j = 0; j < n; j++) {
-        if (!chains[j].killed()) {
-          keys[live] = keys[j];
-          chains[live++] = chains[j];
+      for (int j = 0; j < size; j++) {
+        VersionedStore.Chain c = chains[j];
+        if (!c.killed()) {
+          chains[live] = c;
+          windows[live++] = rewindow ? Base.window(c.bytes, n) : windows[j];
         }
       }
-      Arrays.fill(keys, live, n, null);
-      Arrays.fill(chains, live, n, null);
-      n = live;
+      Arrays.fill(chains, live, size, null);
+      size = live;
     }
-    return new Base(keys, chains, n);
+    return new Base(chains, windows, size, common);
+  }
+
+  /** The longest prefix shared by every key of the merged base: that of its first and last keys. */
+  private static byte[] commonPrefix(Base base, NavigableMap<byte[], VersionedStore.Chain> newer) {
+    byte[] first;
+    byte[] last;
+    if (newer.isEmpty()) {
+      first = base.chains[0].bytes;
+      last = base.chains[base.size - 1].bytes;
+    } else if (base.size == 0) {
+      first = newer.firstKey();
+      last = newer.lastKey();
+    } else {
+      first = Bytes.min(base.chains[0].bytes, newer.firstKey());
+      last = Bytes.max(base.chains[base.size - 1].bytes, newer.lastKey());
+    }
+    int shared = Arrays.mismatch(first, last);
+    return shared < 0 ? first : Arrays.copyOf(first, shared);
   }
 
   /** Counts a killed chain: merges drop killed chains from the base once enough accumulated. */

@@ -33,10 +33,21 @@ class SortedIndexTest {
     return out;
   }
 
-  private static byte[] randomKey(Random r) {
-    // A small alphabet, short keys: many equal keys, prefixes of each other, and the empty key.
-    byte[] k = new byte[r.nextInt(4)];
-    for (int i = 0; i < k.length; i++) {
+  /**
+   * A small alphabet: many equal keys, prefixes of each other, and the empty key. Odd seeds put most
+   * keys under one shared prefix, and some longer than the base's 8-byte comparison window after it,
+   * so the window's ties, padding and keys outside the shared prefix are all exercised.
+   */
+  private static byte[] randomKey(Random r, long seed) {
+    boolean shared = seed % 2 == 1 && r.nextInt(10) > 0;
+    int length = r.nextInt(seed % 2 == 1 ? 12 : 4);
+    byte[] k = new byte[(shared ? 2 : 0) + length];
+    int i = 0;
+    if (shared) {
+      k[i++] = 5;
+      k[i++] = 5;
+    }
+    for (; i < k.length; i++) {
       k[i] = (byte) (r.nextInt(3) * 0x7f);
     }
     return k;
@@ -50,7 +61,7 @@ class SortedIndexTest {
       SortedIndex index = new SortedIndex(8);
       TreeMap<byte[], VersionedStore.Chain> model = new TreeMap<>(Bytes.ORDER);
       for (int step = 0; step < 4_000; step++) {
-        byte[] key = randomKey(r);
+        byte[] key = randomKey(r, seed);
         VersionedStore.Chain live = model.get(key);
         int op = r.nextInt(10);
         if (live != null && op < 3) {
@@ -65,8 +76,8 @@ class SortedIndexTest {
           model.put(key, c);
         }
         if (step % 7 == 0) {
-          byte[] a = randomKey(r);
-          byte[] b = randomKey(r);
+          byte[] a = randomKey(r, seed);
+          byte[] b = randomKey(r, seed);
           byte[] begin = Bytes.min(a, b);
           byte[] end = r.nextInt(5) == 0 ? null : Bytes.max(a, b);
           boolean reverse = r.nextBoolean();
