@@ -33,7 +33,7 @@ final class SortedIndex {
   /** Smallest memtable that is merged; below it a merge costs more than the inserts it speeds up. */
   static final int DEFAULT_MIN_MEMTABLE = 16_384;
   /** The memtable is merged once it holds this fraction of the base (a merge copies the base). */
-  private static final int BASE_TO_MEMTABLE_RATIO = 8;
+  private static final int BASE_TO_MEMTABLE_RATIO = 16;
 
   /** One merge thread for all engines: merges are rare, and an idle engine then holds no thread. */
   private static final ThreadPoolExecutor MERGER;
