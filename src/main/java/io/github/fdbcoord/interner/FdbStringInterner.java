@@ -225,7 +225,7 @@ final class FdbStringInterner implements StringInterner {
 
   /** Caches ids only once their transaction committed. */
   private Map<String, Long> remember(Map<String, Long> assigned) {
-    assigned.forEach((s, id) -> cache.put(incarnation, s, id));
+    assigned.forEach((s, id) -> cache.putId(incarnation, s, id));
     return assigned;
   }
 
