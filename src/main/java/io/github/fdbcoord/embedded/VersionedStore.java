@@ -52,9 +52,14 @@ final class VersionedStore {
     int trimAt = 8;
 
     Chain(byte[] key, Version head) {
-      super(key);
+      super(key, hash(key));
       this.head = head;
       this.length = head == null ? 0 : 1;
+    }
+
+    /** An empty chain, for a commit to write into; {@code hash} is {@code hash(key)}. */
+    Chain(byte[] key, int hash) {
+      super(key, hash);
     }
 
     byte[] latest() {
@@ -90,15 +95,14 @@ final class VersionedStore {
     }
   }
 
-  /** A key as a hash-map key. */
-  /** A key as a hash-map key; chains are their own keys in the hash index (one object less per key). */
+  /** A key with its hash, computed once (chains are found by it in the {@link ChainTable}). */
   static class HashKey {
     final byte[] bytes;
     private final int hash;
 
-    HashKey(byte[] bytes) {
+    HashKey(byte[] bytes, int hash) {
       this.bytes = bytes;
-      this.hash = hash(bytes);
+      this.hash = hash;
     }
 
     @Override
@@ -117,7 +121,9 @@ final class VersionedStore {
       long h = 0x9E3779B97F4A7C15L ^ b.length;
       int i = 0;
       for (; i + 8 <= b.length; i += 8) {
-        h = mix(h ^ (long) LONGS.get(b, i));
+        // A multiply and a fold per word; the final mix spreads what is left.
+        h = (h ^ (long) LONGS.get(b, i)) * 0x9E3779B97F4A7C15L;
+        h ^= h >>> 29;
       }
       long tail = 0;
       for (int shift = 0; i < b.length; i++, shift += 8) {
@@ -132,11 +138,6 @@ final class VersionedStore {
       z = (z ^ (z >>> 33)) * 0xc4ceb9fe1a85ec53L;
       return z ^ (z >>> 33);
     }
-
-    @Override
-    public boolean equals(Object o) {
-      return o instanceof HashKey && java.util.Arrays.equals(bytes, ((HashKey) o).bytes);
-    }
   }
 
   /** Sorted, for range reads, key selectors and range clears. */
@@ -145,8 +146,7 @@ final class VersionedStore {
    * The same chains by hash, for point reads and writes: a sorted lookup over a large key
    * space costs a cache miss per level, a hash lookup one or two.
    */
-  private final java.util.concurrent.ConcurrentHashMap<HashKey, Chain> index =
-      new java.util.concurrent.ConcurrentHashMap<>();
+  private final ChainTable index = new ChainTable();
 
   VersionedStore() {
     this(new SortedIndex());
@@ -157,7 +157,7 @@ final class VersionedStore {
   }
 
   private Chain chain(byte[] key) {
-    return index.get(new HashKey(key));
+    return index.get(key, HashKey.hash(key));
   }
 
   /**
@@ -166,13 +166,13 @@ final class VersionedStore {
    * commit happen outside its critical section.
    */
   Chain prepare(byte[] key) {
-    HashKey hk = new HashKey(key);
+    int hash = HashKey.hash(key);
     while (true) {
-      Chain c = index.get(hk);
+      Chain c = index.get(key, hash);
       if (c == null) {
-        Chain fresh = new Chain(key, null);
+        Chain fresh = new Chain(key, hash);
         fresh.pending = 1;
-        Chain raced = index.putIfAbsent(fresh, fresh);
+        Chain raced = index.putIfAbsent(fresh);
         if (raced == null) {
           sorted.add(fresh);
           fresh.sorted = true;
@@ -184,7 +184,7 @@ final class VersionedStore {
         return c;
       }
       // Removed by the sweeper between the lookup and the pin: look again.
-      index.remove(hk, c);
+      index.remove(c);
     }
   }
 
@@ -204,7 +204,7 @@ final class VersionedStore {
    * them at its next merge. Caller holds the commit lock.
    */
   private void remove(Chain chain) {
-    index.remove(chain, chain);
+    index.remove(chain);
     sorted.noteKilled();
   }
 
@@ -301,7 +301,7 @@ final class VersionedStore {
   }
 
   private void insert(Chain chain) {
-    Chain replaced = index.put(chain, chain);
+    Chain replaced = index.put(chain);
     if (replaced != null) {
       replaced.tryKill();
     }
