@@ -80,17 +80,17 @@ final class ConflictHistory {
     }
 
     boolean conflicts(byte[] begin, byte[] end, long readVersion) {
-      if (count == 0) {
-        // Range writes only: nothing to hash or scan.
-      } else if (Bytes.isKeyAfter(begin, end)) {
+      return (count > 0 && keyConflicts(begin, end, readVersion))
+          || (ranges != null && rangeConflicts(begin, end, readVersion));
+    }
+
+    /** Whether a single-key write in [begin, end) is newer than {@code readVersion}. */
+    private boolean keyConflicts(byte[] begin, byte[] end, long readVersion) {
+      if (Bytes.isKeyAfter(begin, end)) {
         int i = find(begin, VersionedStore.HashKey.hash(begin));
-        if (i >= 0 && versions[i] > readVersion) {
-          return true;
-        }
-      } else if (pointConflicts(begin, end, readVersion)) {
-        return true;
+        return i >= 0 && versions[i] > readVersion;
       }
-      return ranges != null && rangeConflicts(begin, end, readVersion);
+      return sortedKeyConflicts(begin, end, readVersion);
     }
 
     void write(byte[] begin, byte[] end, long version) {
@@ -162,8 +162,8 @@ final class ConflictHistory {
       }
     }
 
-    /** Whether a single-key write in [begin, end) is newer than {@code readVersion}. */
-    private boolean pointConflicts(byte[] begin, byte[] end, long readVersion) {
+    /** {@link #keyConflicts} for a wider read: the keys in [begin, end) found in order. */
+    private boolean sortedKeyConflicts(byte[] begin, byte[] end, long readVersion) {
       if (count - sortedCount > MAX_UNSORTED) {
         sortTail();
       }
