@@ -19,21 +19,35 @@ final class ChainTable {
   private static final VersionedStore.Chain REMOVED = new VersionedStore.Chain(new byte[0], null);
   private static final int INITIAL_CAPACITY = 1 << 10;
 
-  private volatile VersionedStore.Chain[] slots = new VersionedStore.Chain[INITIAL_CAPACITY];
+  /**
+   * Slots and their chains' hashes side by side: probing compares hashes without touching the
+   * chains (a cache miss each). A slot's hash is written before the slot is published.
+   */
+  private static final class Slots {
+    final VersionedStore.Chain[] chains;
+    final int[] hashes;
+
+    Slots(int capacity) {
+      chains = new VersionedStore.Chain[capacity];
+      hashes = new int[capacity];
+    }
+  }
+
+  private volatile Slots slots = new Slots(INITIAL_CAPACITY);
   /** Live chains, and slots holding either a chain or {@link #REMOVED}. Guarded by this. */
   private int live;
   private int occupied;
 
   /** The chain of {@code key} (whose {@link VersionedStore.HashKey#hash} is {@code hash}), or null. */
   VersionedStore.Chain get(byte[] key, int hash) {
-    VersionedStore.Chain[] t = slots;
-    int mask = t.length - 1;
+    Slots t = slots;
+    int mask = t.chains.length - 1;
     for (int i = hash & mask; ; i = (i + 1) & mask) {
-      VersionedStore.Chain c = (VersionedStore.Chain) SLOT.getAcquire(t, i);
+      VersionedStore.Chain c = (VersionedStore.Chain) SLOT.getAcquire(t.chains, i);
       if (c == null) {
         return null;
       }
-      if (c.hashCode() == hash && c != REMOVED && Arrays.equals(c.bytes, key)) {
+      if (t.hashes[i] == hash && c != REMOVED && Arrays.equals(c.bytes, key)) {
         return c;
       }
     }
@@ -61,15 +75,15 @@ final class ChainTable {
 
   /** Removes exactly {@code chain} (not another chain of the same key); false when absent. */
   synchronized boolean remove(VersionedStore.Chain chain) {
-    VersionedStore.Chain[] t = slots;
-    int mask = t.length - 1;
+    Slots t = slots;
+    int mask = t.chains.length - 1;
     for (int i = chain.hashCode() & mask; ; i = (i + 1) & mask) {
-      VersionedStore.Chain c = t[i];
+      VersionedStore.Chain c = t.chains[i];
       if (c == null) {
         return false;
       }
       if (c == chain) {
-        SLOT.setRelease(t, i, REMOVED);
+        SLOT.setRelease(t.chains, i, REMOVED);
         live--;
         return true;
       }
@@ -77,36 +91,43 @@ final class ChainTable {
   }
 
   private void insert(VersionedStore.Chain chain) {
-    if (occupied + 1 > slots.length / 2) {
+    int capacity = slots.chains.length;
+    if (occupied + 1 > capacity / 2) {
       // Mostly removed slots: rehash at the same size; otherwise double.
-      resize(live + 1 > slots.length / 4 ? slots.length * 2 : slots.length);
+      resize(live + 1 > capacity / 4 ? capacity * 2 : capacity);
     }
-    VersionedStore.Chain[] t = slots;
-    int mask = t.length - 1;
-    int i = chain.hashCode() & mask;
-    while (t[i] != null) {
-      i = (i + 1) & mask;
-    }
-    SLOT.setRelease(t, i, chain);
+    Slots t = slots;
+    int hash = chain.hashCode();
+    int i = place(t, hash);
+    t.hashes[i] = hash;
+    SLOT.setRelease(t.chains, i, chain);
     live++;
     occupied++;
   }
 
+  /** The first empty slot on {@code hash}'s probe path. */
+  private static int place(Slots t, int hash) {
+    int mask = t.chains.length - 1;
+    int i = hash & mask;
+    while (t.chains[i] != null) {
+      i = (i + 1) & mask;
+    }
+    return i;
+  }
+
   private void resize(int capacity) {
-    VersionedStore.Chain[] old = slots;
-    VersionedStore.Chain[] t = new VersionedStore.Chain[capacity];
-    int mask = capacity - 1;
-    for (VersionedStore.Chain c : old) {
+    Slots old = slots;
+    Slots t = new Slots(capacity);
+    for (int j = 0; j < old.chains.length; j++) {
+      VersionedStore.Chain c = old.chains[j];
       if (c != null && c != REMOVED) {
-        int i = c.hashCode() & mask;
-        while (t[i] != null) {
-          i = (i + 1) & mask;
-        }
-        t[i] = c;
+        int i = place(t, old.hashes[j]);
+        t.hashes[i] = old.hashes[j];
+        t.chains[i] = c;
       }
     }
     occupied = live;
-    // The volatile write publishes the filled array.
+    // The volatile write publishes the filled arrays.
     slots = t;
   }
 

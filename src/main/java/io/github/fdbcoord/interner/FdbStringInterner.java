@@ -75,8 +75,12 @@ final class FdbStringInterner implements StringInterner {
       List<String> toIntern = new ArrayList<>(misses);
       service.internTransactions.increment();
       return service.run(tr -> internInTransaction(tr, toIntern))
-          .thenApply(this::remember)
-          .thenApply(assigned -> fillIds(strings, ids, assigned));
+          .thenApply(batch -> {
+            // Read-through: only ids the transaction read are cached; newly assigned ones are
+            // cached when a later read proves them (see InternerCache).
+            remember(batch.found);
+            return fillIds(strings, ids, batch.ids);
+          });
     });
   }
 
@@ -96,7 +100,7 @@ final class FdbStringInterner implements StringInterner {
    * the forward records: when nothing is new the transaction writes nothing and that read costs no
    * conflict, and when something is new it saves a round trip.
    */
-  private CompletableFuture<Map<String, Long>> internInTransaction(Transaction tr, List<String> strings) {
+  private CompletableFuture<PendingBatch> internInTransaction(Transaction tr, List<String> strings) {
     service.internAttempts.increment();
     CompletableFuture<Integer> meta = InternerSchema.readMeta(tr, schema.namespace());
     Allocation allocation = new Allocation(tr, options.sequencePicker().pick(schema.sequenceBits()));
@@ -122,20 +126,24 @@ final class FdbStringInterner implements StringInterner {
 
   /** Strings of one attempt, split into those that already have ids and those that need one. */
   private final class PendingBatch {
-    private final Map<String, Long> ids;
+    /** Ids the attempt read from the store. */
+    final Map<String, Long> found;
+    /** Ids of every string of the batch: found, or assigned by this attempt. */
+    final Map<String, Long> ids;
     private final List<String> absent = new ArrayList<>();
     private long[] newIds;
 
     PendingBatch(List<String> strings, List<CompletableFuture<Long>> existing) {
-      ids = new HashMap<>(strings.size() * 2);
+      found = new HashMap<>();
       for (int i = 0; i < strings.size(); i++) {
         Long id = resultOf(existing.get(i));
         if (id == null) {
           absent.add(strings.get(i));
         } else {
-          ids.put(strings.get(i), id);
+          found.put(strings.get(i), id);
         }
       }
+      ids = new HashMap<>(found);
     }
 
     int absentCount() {
@@ -147,7 +155,7 @@ final class FdbStringInterner implements StringInterner {
       return this;
     }
 
-    Map<String, Long> write(Transaction tr) {
+    PendingBatch write(Transaction tr) {
       for (int i = 0; i < absent.size(); i++) {
         String s = absent.get(i);
         long id = newIds[i];
@@ -155,7 +163,7 @@ final class FdbStringInterner implements StringInterner {
         schema.writeReverse(tr, id, s);
         ids.put(s, id);
       }
-      return ids;
+      return this;
     }
   }
 
@@ -223,7 +231,7 @@ final class FdbStringInterner implements StringInterner {
     }
   }
 
-  /** Caches ids only once their transaction committed. */
+  /** Caches ids read by a transaction, once it committed (or, for reads, completed). */
   private Map<String, Long> remember(Map<String, Long> assigned) {
     assigned.forEach((s, id) -> cache.putId(incarnation, s, id));
     return assigned;

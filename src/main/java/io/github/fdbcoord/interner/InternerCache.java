@@ -5,10 +5,11 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 
 /**
  * Read-through cache of assigned ids, both directions, shared by all namespaces of one service.
- * Each direction is filled by the reads of that direction: intern and resolve cache
- * {@code string -> id}, lookup caches both. Interning does not also cache {@code id -> string}:
- * a second cache insert per new string cost about a tenth of interning throughput, for the one
- * store read it would save the first time this process looks that id up.
+ * Read-through: entries come from store reads only. Intern and resolve cache the
+ * {@code string -> id} records they read, lookup caches both directions (a reverse record proves
+ * both). Ids that intern assigns are not cached at assignment: inserting them cost about a quarter
+ * of interning throughput (two Caffeine inserts per new string, and as many long-lived objects), to
+ * save one store read the first time the string comes back.
  * An id never changes once its transaction committed, so an entry never goes stale while its
  * namespace exists; entries are only added after a commit (or a read) proved them, and only
  * positive results are kept (an absent string may be interned a moment later).
