@@ -18,22 +18,26 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The store's chains in key order, for range reads, key selectors and range clears.
  *
  * <p>A single skip list over every key costs a cache miss per level on each insert, and inserting
- * new keys was the largest cost of a write commit. So the index is a small log-structured merge:
- * new chains go into a small concurrent skip list (the memtable, cache-resident), and a background
- * thread merges full memtables into an immutable sorted array (the base), a sequential pass. A
- * reader merges the base, the memtable being merged (if any) and the current memtable.
+ * new keys was the largest cost of a write commit. So the index is a small log-structured merge
+ * tree: new chains go into a small concurrent skip list (the memtable, cache-resident); a background
+ * thread merges each full memtable into a middle sorted array, and the middle array, once it holds
+ * a fraction of the base, into the base sorted array. Merges are sequential passes and block
+ * copies. A reader merges the base, the middle array, the memtable being merged (if any) and the
+ * current memtable.
  *
  * <p>Invariants: a key has at most one live chain (the hash index hands out one chain per key, and
  * a new chain for a key is created only after the old one was killed), and a chain in a newer
  * level was created after any chain of the same key in an older level; so on equal keys the
  * newest level wins, and killed chains (whose tombstone no reader can need) are skipped and dropped
- * by the next merge.
+ * by merges.
  */
 final class SortedIndex {
-  /** Smallest memtable that is merged; below it a merge costs more than the inserts it speeds up. */
-  static final int DEFAULT_MIN_MEMTABLE = 16_384;
-  /** The memtable is merged once it holds this fraction of the base (a merge copies the base). */
-  private static final int BASE_TO_MEMTABLE_RATIO = 16;
+  /** Chains a memtable takes before it is merged: small enough to stay in the processor's cache. */
+  static final int DEFAULT_MEMTABLE_SIZE = 8_192;
+  /** The middle array is merged into the base once it holds this fraction of it (a merge copies the base). */
+  private static final int BASE_TO_MIDDLE_RATIO = 16;
+  /** ... and holds at least this many memtables. */
+  private static final int MIN_MIDDLE_MEMTABLES = 8;
 
   /** One merge thread for all engines: merges are rare, and an idle engine then holds no thread. */
   private static final ThreadPoolExecutor MERGER;
@@ -130,32 +134,34 @@ final class SortedIndex {
     }
   }
 
-  /** What a reader sees: published whole, so the three levels are consistent with each other. */
+  /** What a reader sees: published whole, so the levels are consistent with each other. */
   private static final class State {
     final Base base;
-    /** The memtable a merge is folding into the base, or null. */
+    final Base middle;
+    /** The memtable a merge is folding into the middle array, or null. */
     final Memtable frozen;
     final Memtable mem;
 
-    State(Base base, Memtable frozen, Memtable mem) {
+    State(Base base, Base middle, Memtable frozen, Memtable mem) {
       this.base = base;
+      this.middle = middle;
       this.frozen = frozen;
       this.mem = mem;
     }
   }
 
-  private final int minMemtable;
-  private volatile State state = new State(Base.EMPTY, null, new Memtable());
+  private final int memtableSize;
+  private volatile State state = new State(Base.EMPTY, Base.EMPTY, null, new Memtable());
   private final AtomicBoolean mergeScheduled = new AtomicBoolean();
   private final AtomicInteger killedSinceMerge = new AtomicInteger();
   private final AtomicInteger merges = new AtomicInteger();
 
   SortedIndex() {
-    this(DEFAULT_MIN_MEMTABLE);
+    this(DEFAULT_MEMTABLE_SIZE);
   }
 
-  SortedIndex(int minMemtable) {
-    this.minMemtable = minMemtable;
+  SortedIndex(int memtableSize) {
+    this.memtableSize = memtableSize;
   }
 
   /** Adds {@code chain} (or re-adds it: adding a chain twice is harmless). Any thread. */
@@ -177,25 +183,31 @@ final class SortedIndex {
         m.writers.decrementAndGet();
       }
     }
-    if (added >= Math.max(minMemtable, s.base.size / BASE_TO_MEMTABLE_RATIO) && s.frozen == null
-        && mergeScheduled.compareAndSet(false, true)) {
+    if (added >= memtableSize && s.frozen == null && mergeScheduled.compareAndSet(false, true)) {
       MERGER.execute(this::merge);
     }
   }
 
-  /** Merges the current memtable into the base; runs on the merge thread only. */
+  /**
+   * Merges the current memtable into the middle array, and that into the base when it has grown;
+   * runs on the merge thread only, which is the only thread replacing the state.
+   */
   private void merge() {
     try {
       State before = state;
       Memtable frozen = before.mem;
-      State during = new State(before.base, frozen, new Memtable());
+      State during = new State(before.base, before.middle, frozen, new Memtable());
       state = during;
       while (frozen.writers.get() != 0) {
         Thread.onSpinWait();
       }
-      Base merged = merge(before.base, frozen.map);
-      // Only this thread replaces the state, so during.mem is still the current memtable.
-      state = new State(merged, null, during.mem);
+      VersionedStore.Chain[] fresh = frozen.map.values().toArray(new VersionedStore.Chain[0]);
+      Base middle = merge(before.middle, fresh, fresh.length, false);
+      state = new State(before.base, middle, null, during.mem);
+      if (middle.size >= Math.max(memtableSize * MIN_MIDDLE_MEMTABLES, before.base.size / BASE_TO_MIDDLE_RATIO)) {
+        Base base = merge(before.base, middle.chains, middle.size, true);
+        state = new State(base, Base.EMPTY, null, during.mem);
+      }
       merges.incrementAndGet();
     } finally {
       mergeScheduled.set(false);
@@ -203,27 +215,30 @@ final class SortedIndex {
   }
 
   /**
-   * The base with {@code newer}'s chains merged in. Each new key's place is found by galloping
-   * from the previous one over the windows, and the base runs between are block-copied; killed base
-   * chains are dropped only when enough were killed to pay for a pass over every chain.
+   * {@code base} with the first {@code count} of {@code newer}'s chains (sorted, newer than the
+   * base's) merged in. Each new key's place is found by galloping from the previous one over the
+   * windows, and the runs between are block-copied. Killed chains of {@code newer} are dropped;
+   * those of the base only when {@code mayDropKilled} and enough were killed to pay for a pass over
+   * every chain.
    */
-  private Base merge(Base base, NavigableMap<byte[], VersionedStore.Chain> newer) {
-    boolean dropKilled = killedSinceMerge.get() >= Math.max(1, base.size / BASE_TO_MEMTABLE_RATIO);
+  private Base merge(Base base, VersionedStore.Chain[] newer, int count, boolean mayDropKilled) {
+    boolean dropKilled = mayDropKilled && killedSinceMerge.get() >= Math.max(1, base.size / BASE_TO_MIDDLE_RATIO);
     if (dropKilled) {
       killedSinceMerge.set(0);
     }
-    if (newer.isEmpty() && (!dropKilled || base.size == 0)) {
+    if (count == 0 && (!dropKilled || base.size == 0)) {
       return base;
     }
-    byte[] common = commonPrefix(base, newer);
+    byte[] common = commonPrefix(base, newer, count);
     int n = common.length;
     boolean rewindow = n != base.common.length;
-    int capacity = base.size + newer.size();
+    int capacity = base.size + count;
     VersionedStore.Chain[] chains = new VersionedStore.Chain[capacity];
     long[] windows = new long[capacity];
     int size = 0;
     int i = 0;
-    for (VersionedStore.Chain c : newer.values()) {
+    for (int k = 0; k < count; k++) {
+      VersionedStore.Chain c = newer[k];
       int p = base.gallop(i, c.bytes);
       System.arraycopy(base.chains, i, chains, size, p - i);
       System.arraycopy(base.windows, i, windows, size, p - i);
@@ -252,19 +267,19 @@ final class SortedIndex {
     return new Base(chains, windows, size, common);
   }
 
-  /** The longest prefix shared by every key of the merged base: that of its first and last keys. */
-  private static byte[] commonPrefix(Base base, NavigableMap<byte[], VersionedStore.Chain> newer) {
+  /** The longest prefix shared by every key of the merged array: that of its first and last keys. */
+  private static byte[] commonPrefix(Base base, VersionedStore.Chain[] newer, int count) {
     byte[] first;
     byte[] last;
-    if (newer.isEmpty()) {
+    if (count == 0) {
       first = base.chains[0].bytes;
       last = base.chains[base.size - 1].bytes;
     } else if (base.size == 0) {
-      first = newer.firstKey();
-      last = newer.lastKey();
+      first = newer[0].bytes;
+      last = newer[count - 1].bytes;
     } else {
-      first = Bytes.min(base.chains[0].bytes, newer.firstKey());
-      last = Bytes.max(base.chains[base.size - 1].bytes, newer.lastKey());
+      first = Bytes.min(base.chains[0].bytes, newer[0].bytes);
+      last = Bytes.max(base.chains[base.size - 1].bytes, newer[count - 1].bytes);
     }
     int shared = Arrays.mismatch(first, last);
     return shared < 0 ? first : Arrays.copyOf(first, shared);
@@ -278,11 +293,17 @@ final class SortedIndex {
   /** The chains with keys in [begin, end) ({@code end == null}: no bound), skipping killed ones. */
   Iterator<VersionedStore.Chain> chains(byte[] begin, byte[] end, boolean reverse) {
     State s = state;
-    Base base = s.base;
+    return new Merged(reverse, slice(s.base, begin, end, reverse), slice(s.middle, begin, end, reverse),
+        levelIterator(s.frozen, begin, end, reverse), levelIterator(s.mem, begin, end, reverse));
+  }
+
+  private static Iterator<VersionedStore.Chain> slice(Base base, byte[] begin, byte[] end, boolean reverse) {
+    if (base.size == 0) {
+      return null;
+    }
     int lo = base.lowerBound(begin);
     int hi = end == null ? base.size : base.lowerBound(end);
-    return new Merged(new BaseSlice(base, lo, hi, reverse), levelIterator(s.frozen, begin, end, reverse),
-        levelIterator(s.mem, begin, end, reverse), reverse);
+    return new BaseSlice(base, lo, hi, reverse);
   }
 
   private static Iterator<VersionedStore.Chain> levelIterator(Memtable m, byte[] begin, byte[] end,
@@ -303,7 +324,7 @@ final class SortedIndex {
   /** Chains in the index, live or not yet swept (for statistics and tests). */
   int approximateSize() {
     State s = state;
-    return s.base.size + (s.frozen == null ? 0 : s.frozen.map.size()) + s.mem.map.size();
+    return s.base.size + s.middle.size + (s.frozen == null ? 0 : s.frozen.map.size()) + s.mem.map.size();
   }
 
   private static final class BaseSlice implements Iterator<VersionedStore.Chain> {
@@ -337,20 +358,19 @@ final class SortedIndex {
     }
   }
 
-  /** Merges up to three levels, oldest first in {@code levels}; on equal keys the newest wins. */
+  /** Merges levels given oldest first; on equal keys the newest level wins. */
   private static final class Merged implements Iterator<VersionedStore.Chain> {
     private final Iterator<VersionedStore.Chain>[] levels;
     private final VersionedStore.Chain[] heads;
     private final int sign;
     private VersionedStore.Chain pending;
 
-    @SuppressWarnings("unchecked")
-    Merged(Iterator<VersionedStore.Chain> base, Iterator<VersionedStore.Chain> frozen,
-        Iterator<VersionedStore.Chain> mem, boolean reverse) {
-      this.levels = new Iterator[] {base, frozen, mem};
-      this.heads = new VersionedStore.Chain[3];
+    @SafeVarargs
+    Merged(boolean reverse, Iterator<VersionedStore.Chain>... levels) {
+      this.levels = levels;
+      this.heads = new VersionedStore.Chain[levels.length];
       this.sign = reverse ? -1 : 1;
-      for (int l = 0; l < 3; l++) {
+      for (int l = 0; l < levels.length; l++) {
         heads[l] = advance(l);
       }
       pending = find();
@@ -365,17 +385,12 @@ final class SortedIndex {
     private VersionedStore.Chain find() {
       while (true) {
         int best = -1;
-        for (int l = 0; l < 3; l++) {
+        for (int l = 0; l < heads.length; l++) {
           if (heads[l] == null) {
             continue;
           }
-          if (best < 0) {
-            best = l;
-            continue;
-          }
-          int order = Bytes.compare(heads[l].bytes, heads[best].bytes) * sign;
-          if (order <= 0) {
-            // Equal keys: l is the newer level, so it wins.
+          // On equal keys l, the newer level, wins.
+          if (best < 0 || Bytes.compare(heads[l].bytes, heads[best].bytes) * sign <= 0) {
             best = l;
           }
         }
@@ -383,7 +398,7 @@ final class SortedIndex {
           return null;
         }
         VersionedStore.Chain winner = heads[best];
-        for (int l = 0; l < 3; l++) {
+        for (int l = 0; l < heads.length; l++) {
           if (heads[l] != null && (l == best || Arrays.equals(heads[l].bytes, winner.bytes))) {
             heads[l] = advance(l);
           }
