@@ -15,13 +15,15 @@ import java.util.Arrays;
  */
 final class ChainTable {
   private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(VersionedStore.Chain[].class);
+  private static final VarHandle HASH = MethodHandles.arrayElementVarHandle(int[].class);
   /** A removed entry: probing continues past it (a chain further on may have collided with it). */
   private static final VersionedStore.Chain REMOVED = new VersionedStore.Chain(new byte[0], null);
   private static final int INITIAL_CAPACITY = 1 << 10;
 
   /**
-   * Slots and their chains' hashes side by side: probing compares hashes without touching the
-   * chains (a cache miss each). A slot's hash is written before the slot is published.
+   * Slots and their chains' hashes side by side: probing reads only hashes (0 marks an empty slot;
+   * a chain's hash 0 is stored as 1), touching a chain (a cache miss) only on a match. A slot's
+   * chain is written before its hash is published.
    */
   private static final class Slots {
     final VersionedStore.Chain[] chains;
@@ -40,17 +42,26 @@ final class ChainTable {
 
   /** The chain of {@code key} (whose {@link VersionedStore.HashKey#hash} is {@code hash}), or null. */
   VersionedStore.Chain get(byte[] key, int hash) {
+    int stored = stored(hash);
     Slots t = slots;
     int mask = t.chains.length - 1;
-    for (int i = hash & mask; ; i = (i + 1) & mask) {
-      VersionedStore.Chain c = (VersionedStore.Chain) SLOT.getAcquire(t.chains, i);
-      if (c == null) {
+    for (int i = stored & mask; ; i = (i + 1) & mask) {
+      int h = (int) HASH.getAcquire(t.hashes, i);
+      if (h == 0) {
         return null;
       }
-      if (t.hashes[i] == hash && c != REMOVED && Arrays.equals(c.bytes, key)) {
-        return c;
+      if (h == stored) {
+        VersionedStore.Chain c = t.chains[i];
+        if (c != REMOVED && Arrays.equals(c.bytes, key)) {
+          return c;
+        }
       }
     }
+  }
+
+  /** A hash as stored in a slot: never 0, which marks an empty slot. */
+  private static int stored(int hash) {
+    return hash == 0 ? 1 : hash;
   }
 
   /** Inserts {@code chain} unless its key has one; returns the chain already there, or null. */
@@ -77,12 +88,11 @@ final class ChainTable {
   synchronized boolean remove(VersionedStore.Chain chain) {
     Slots t = slots;
     int mask = t.chains.length - 1;
-    for (int i = chain.hashCode() & mask; ; i = (i + 1) & mask) {
-      VersionedStore.Chain c = t.chains[i];
-      if (c == null) {
+    for (int i = stored(chain.hashCode()) & mask; ; i = (i + 1) & mask) {
+      if (t.hashes[i] == 0) {
         return false;
       }
-      if (c == chain) {
+      if (t.chains[i] == chain) {
         SLOT.setRelease(t.chains, i, REMOVED);
         live--;
         return true;
@@ -97,19 +107,19 @@ final class ChainTable {
       resize(live + 1 > capacity / 4 ? capacity * 2 : capacity);
     }
     Slots t = slots;
-    int hash = chain.hashCode();
+    int hash = stored(chain.hashCode());
     int i = place(t, hash);
-    t.hashes[i] = hash;
-    SLOT.setRelease(t.chains, i, chain);
+    t.chains[i] = chain;
+    HASH.setRelease(t.hashes, i, hash);
     live++;
     occupied++;
   }
 
-  /** The first empty slot on {@code hash}'s probe path. */
+  /** The first empty slot on the probe path of a stored hash. */
   private static int place(Slots t, int hash) {
     int mask = t.chains.length - 1;
     int i = hash & mask;
-    while (t.chains[i] != null) {
+    while (t.hashes[i] != 0) {
       i = (i + 1) & mask;
     }
     return i;
