@@ -104,13 +104,16 @@ final class FdbStringInterner implements StringInterner {
     service.internAttempts.increment();
     CompletableFuture<Integer> meta = InternerSchema.readMeta(tr, schema.namespace());
     Allocation allocation = new Allocation(tr, options.sequencePicker().pick(schema.sequenceBits()));
+    // Packed once: the same keys are read now and written for the absent strings.
+    byte[][] forwardKeys = new byte[strings.size()][];
     List<CompletableFuture<Long>> existing = new ArrayList<>(strings.size());
-    for (String s : strings) {
-      existing.add(schema.readForward(tr, s));
+    for (int i = 0; i < forwardKeys.length; i++) {
+      forwardKeys[i] = schema.packForwardKey(strings.get(i));
+      existing.add(schema.readForward(tr, forwardKeys[i]));
     }
     return CompletableFuture.allOf(existing.toArray(new CompletableFuture<?>[0]))
         .thenCombine(meta, (v, bits) -> requireNamespace(bits))
-        .thenApply(v -> new PendingBatch(strings, existing))
+        .thenApply(v -> new PendingBatch(strings, forwardKeys, existing))
         .thenCompose(batch -> allocation.take(batch.absentCount()).thenApply(batch::assign))
         .thenApply(batch -> batch.write(tr));
   }
@@ -131,14 +134,16 @@ final class FdbStringInterner implements StringInterner {
     /** Ids of every string of the batch: found, or assigned by this attempt. */
     final Map<String, Long> ids;
     private final List<String> absent = new ArrayList<>();
+    private final List<byte[]> absentKeys = new ArrayList<>();
     private long[] newIds;
 
-    PendingBatch(List<String> strings, List<CompletableFuture<Long>> existing) {
+    PendingBatch(List<String> strings, byte[][] forwardKeys, List<CompletableFuture<Long>> existing) {
       found = new HashMap<>();
       for (int i = 0; i < strings.size(); i++) {
         Long id = resultOf(existing.get(i));
         if (id == null) {
           absent.add(strings.get(i));
+          absentKeys.add(forwardKeys[i]);
         } else {
           found.put(strings.get(i), id);
         }
@@ -159,7 +164,7 @@ final class FdbStringInterner implements StringInterner {
       for (int i = 0; i < absent.size(); i++) {
         String s = absent.get(i);
         long id = newIds[i];
-        schema.writeForward(tr, s, id);
+        schema.writeForward(tr, absentKeys.get(i), id);
         schema.writeReverse(tr, id, s);
         ids.put(s, id);
       }

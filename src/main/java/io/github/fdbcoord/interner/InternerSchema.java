@@ -217,11 +217,17 @@ final class InternerSchema {
 
   /** The id of {@code s}, or null when it was never interned. */
   CompletableFuture<Long> readForward(ReadTransaction tr, String s) {
-    return tr.get(packForwardKey(s)).thenApply(v -> v == null ? null : unpackIdValue(v));
+    return readForward(tr, packForwardKey(s));
   }
 
-  void writeForward(Transaction tr, String s, long id) {
-    tr.set(packForwardKey(s), packIdValue(id));
+  /** {@link #readForward(ReadTransaction, String)} with the key already packed. */
+  CompletableFuture<Long> readForward(ReadTransaction tr, byte[] forwardKey) {
+    return tr.get(forwardKey).thenApply(v -> v == null ? null : unpackIdValue(v));
+  }
+
+  /** Takes the packed key: callers have it from reading the same record first. */
+  void writeForward(Transaction tr, byte[] forwardKey, long id) {
+    tr.set(forwardKey, packIdValue(id));
   }
 
   CompletableFuture<List<Map.Entry<String, Long>>> readAllForward(ReadTransaction tr, Executor executor) {
