@@ -83,14 +83,17 @@ public final class InternerBenchmark {
       if (Boolean.getBoolean("bench.internOnly")) {
         return;
       }
-      // Ids to look up: a sample of what was interned, cached in the service above.
+      // Ids to look up: a sample of what was interned. The cache is read-through, so reading the
+      // sample in both directions (intern reads string -> id, lookup id -> string) fills it.
       List<String> sample = new ArrayList<>();
       for (int i = 0; i < 100_000 && i < interned.count; i++) {
         sample.add(name(i % CLIENTS, i / CLIENTS));
       }
       List<Long> ids = new ArrayList<>();
       for (int from = 0; from < sample.size(); from += 1000) {
-        ids.addAll(interner.intern(sample.subList(from, Math.min(sample.size(), from + 1000))).get());
+        List<Long> chunk = interner.intern(sample.subList(from, Math.min(sample.size(), from + 1000))).get();
+        interner.lookup(chunk).get();
+        ids.addAll(chunk);
       }
       long[] idArray = ids.stream().mapToLong(Long::longValue).toArray();
       String[] strArray = sample.toArray(new String[0]);
