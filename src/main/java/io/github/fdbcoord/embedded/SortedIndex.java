@@ -134,21 +134,11 @@ final class SortedIndex {
     }
   }
 
-  /** What a reader sees: published whole, so the levels are consistent with each other. */
-  private static final class State {
-    final Base base;
-    final Base middle;
-    /** The memtable a merge is folding into the middle array, or null. */
-    final Memtable frozen;
-    final Memtable mem;
-
-    State(Base base, Base middle, Memtable frozen, Memtable mem) {
-      this.base = base;
-      this.middle = middle;
-      this.frozen = frozen;
-      this.mem = mem;
-    }
-  }
+  /**
+   * What a reader sees: published whole, so the levels are consistent with each other.
+   * {@code frozen} is the memtable a merge is folding into the middle array, or null.
+   */
+  private record State(Base base, Base middle, Memtable frozen, Memtable mem) {}
 
   private final int memtableSize;
   private volatile State state = new State(Base.EMPTY, Base.EMPTY, null, new Memtable());
@@ -170,11 +160,11 @@ final class SortedIndex {
     State s;
     while (true) {
       s = state;
-      Memtable m = s.mem;
+      Memtable m = s.mem();
       m.writers.incrementAndGet();
       try {
         // Checked after announcing ourselves: a merge that froze this memtable already waits for us.
-        if (state.mem == m) {
+        if (state.mem() == m) {
           m.map.put(chain.bytes, chain);
           added = m.added.incrementAndGet();
           break;
@@ -183,7 +173,7 @@ final class SortedIndex {
         m.writers.decrementAndGet();
       }
     }
-    if (added >= memtableSize && s.frozen == null && mergeScheduled.compareAndSet(false, true)) {
+    if (added >= memtableSize && s.frozen() == null && mergeScheduled.compareAndSet(false, true)) {
       MERGER.execute(this::merge);
     }
   }
@@ -195,18 +185,18 @@ final class SortedIndex {
   private void merge() {
     try {
       State before = state;
-      Memtable frozen = before.mem;
-      State during = new State(before.base, before.middle, frozen, new Memtable());
+      Memtable frozen = before.mem();
+      State during = new State(before.base(), before.middle(), frozen, new Memtable());
       state = during;
       while (frozen.writers.get() != 0) {
         Thread.onSpinWait();
       }
       VersionedStore.Chain[] fresh = frozen.map.values().toArray(new VersionedStore.Chain[0]);
-      Base middle = merge(before.middle, fresh, fresh.length, false);
-      state = new State(before.base, middle, null, during.mem);
-      if (middle.size >= Math.max(memtableSize * MIN_MIDDLE_MEMTABLES, before.base.size / BASE_TO_MIDDLE_RATIO)) {
-        Base base = merge(before.base, middle.chains, middle.size, true);
-        state = new State(base, Base.EMPTY, null, during.mem);
+      Base middle = merge(before.middle(), fresh, fresh.length, false);
+      state = new State(before.base(), middle, null, during.mem());
+      if (middle.size >= Math.max(memtableSize * MIN_MIDDLE_MEMTABLES, before.base().size / BASE_TO_MIDDLE_RATIO)) {
+        Base base = merge(before.base(), middle.chains, middle.size, true);
+        state = new State(base, Base.EMPTY, null, during.mem());
       }
       merges.incrementAndGet();
     } finally {
@@ -293,8 +283,8 @@ final class SortedIndex {
   /** The chains with keys in [begin, end) ({@code end == null}: no bound), skipping killed ones. */
   Iterator<VersionedStore.Chain> chains(byte[] begin, byte[] end, boolean reverse) {
     State s = state;
-    return new Merged(reverse, slice(s.base, begin, end, reverse), slice(s.middle, begin, end, reverse),
-        levelIterator(s.frozen, begin, end, reverse), levelIterator(s.mem, begin, end, reverse));
+    return new Merged(reverse, slice(s.base(), begin, end, reverse), slice(s.middle(), begin, end, reverse),
+        levelIterator(s.frozen(), begin, end, reverse), levelIterator(s.mem(), begin, end, reverse));
   }
 
   private static Iterator<VersionedStore.Chain> slice(Base base, byte[] begin, byte[] end, boolean reverse) {
@@ -324,7 +314,7 @@ final class SortedIndex {
   /** Chains in the index, live or not yet swept (for statistics and tests). */
   int approximateSize() {
     State s = state;
-    return s.base.size + s.middle.size + (s.frozen == null ? 0 : s.frozen.map.size()) + s.mem.map.size();
+    return s.base().size + s.middle().size + (s.frozen() == null ? 0 : s.frozen().map.size()) + s.mem().map.size();
   }
 
   private static final class BaseSlice implements Iterator<VersionedStore.Chain> {
