@@ -188,8 +188,13 @@ final class SortedIndex {
       Memtable frozen = before.mem();
       State during = new State(before.base(), before.middle(), frozen, new Memtable());
       state = during;
-      while (frozen.writers.get() != 0) {
-        Thread.onSpinWait();
+      for (int spins = 0; frozen.writers.get() != 0; spins++) {
+        // An adder holds it for one skip-list insert, unless it was descheduled meanwhile.
+        if (spins < 1_000) {
+          Thread.onSpinWait();
+        } else {
+          Thread.yield();
+        }
       }
       VersionedStore.Chain[] fresh = frozen.map.values().toArray(new VersionedStore.Chain[0]);
       Base middle = merge(before.middle(), fresh, fresh.length, false);
