@@ -17,7 +17,7 @@ final class ChainTable {
   private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(VersionedStore.Chain[].class);
   private static final VarHandle HASH = MethodHandles.arrayElementVarHandle(int[].class);
   /** A removed entry: probing continues past it (a chain further on may have collided with it). */
-  private static final VersionedStore.Chain REMOVED = new VersionedStore.Chain(new byte[0], null);
+  private static final VersionedStore.Chain REMOVED = new VersionedStore.Chain(new byte[0], 0);
   private static final int INITIAL_CAPACITY = 1 << 10;
 
   /**

@@ -10,10 +10,13 @@ import java.util.List;
  * engine's commit lock) adds versions and trims chains.
  */
 final class VersionedStore {
-  /** One version of one key; {@code value == null} is a tombstone. */
-  static final class Version {
-    final long version;
-    final byte[] value;
+  /**
+   * One version of one key; {@code value == null} is a tombstone. Written before it is published
+   * (through a chain's volatile head or a newer version's volatile link), never after.
+   */
+  static class Version {
+    long version;
+    byte[] value;
     volatile Version older;
     /** True when older versions were trimmed away, so reads below this one are too old. */
     volatile boolean trimmedBelow;
@@ -23,6 +26,9 @@ final class VersionedStore {
       this.value = value;
       this.older = older;
     }
+
+    /** For a chain, whose own fields hold its key's first version. */
+    Version() {}
   }
 
   /** Thrown internally when a read needs a version that was trimmed: maps to 1007. */
@@ -37,11 +43,16 @@ final class VersionedStore {
   /**
    * A key's versions, newest first. The head is replaced in place (one lookup per write); a chain
    * with no head exists only between a commit preparing it and applying to it, and reads as absent.
+   * The chain is itself its key's first (oldest) version: most keys are written once within the
+   * MVCC window, and a separate version object would be one more long-lived object per key for the
+   * collector to copy.
    */
-  static final class Chain extends HashKey {
+  static final class Chain extends Version {
     private static final java.util.concurrent.atomic.AtomicIntegerFieldUpdater<Chain> PENDING =
         java.util.concurrent.atomic.AtomicIntegerFieldUpdater.newUpdater(Chain.class, "pending");
 
+    final byte[] bytes;
+    private final int hash;
     volatile Version head;
     /** Commits that prepared this chain and have not applied yet: it must stay in the maps. */
     volatile int pending;
@@ -51,15 +62,15 @@ final class VersionedStore {
     int length;
     int trimAt = 8;
 
-    Chain(byte[] key, Version head) {
-      super(key, hash(key));
-      this.head = head;
-      this.length = head == null ? 0 : 1;
+    /** An empty chain, for a commit to write into; {@code hash} is {@link HashKey#hash}{@code (key)}. */
+    Chain(byte[] key, int hash) {
+      this.bytes = key;
+      this.hash = hash;
     }
 
-    /** An empty chain, for a commit to write into; {@code hash} is {@code hash(key)}. */
-    Chain(byte[] key, int hash) {
-      super(key, hash);
+    @Override
+    public int hashCode() {
+      return hash;
     }
 
     byte[] latest() {
@@ -95,20 +106,9 @@ final class VersionedStore {
     }
   }
 
-  /** A key with its hash, computed once (chains are found by it in the {@link ChainTable}). */
-  static class HashKey {
-    final byte[] bytes;
-    private final int hash;
-
-    HashKey(byte[] bytes, int hash) {
-      this.bytes = bytes;
-      this.hash = hash;
-    }
-
-    @Override
-    public int hashCode() {
-      return hash;
-    }
+  /** The hash of keys in the hash indexes (the store's {@link ChainTable}, the resolver's tables). */
+  static final class HashKey {
+    private HashKey() {}
 
     private static final java.lang.invoke.VarHandle LONGS =
         java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
@@ -286,7 +286,14 @@ final class VersionedStore {
       sorted.add(chain);
       chain.sorted = true;
     }
-    Version fresh = new Version(version, value, head);
+    Version fresh;
+    if (head == null) {
+      chain.version = version;
+      chain.value = value;
+      fresh = chain;
+    } else {
+      fresh = new Version(version, value, head);
+    }
     chain.head = fresh;
     // Trimming walks the chain, so do it only when the chain has doubled: amortized constant
     // work per write even for a key rewritten thousands of times within the MVCC window.
@@ -345,7 +352,12 @@ final class VersionedStore {
 
   /** Recovery: the key holds {@code value} as of {@code version}, with no older history. */
   void replaySet(byte[] key, byte[] value, long version) {
-    insert(new Chain(key, new Version(version, value, null)));
+    Chain chain = new Chain(key, HashKey.hash(key));
+    chain.version = version;
+    chain.value = value;
+    chain.length = 1;
+    chain.head = chain;
+    insert(chain);
   }
 
   /**

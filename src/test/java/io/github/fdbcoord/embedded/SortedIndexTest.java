@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 class SortedIndexTest {
 
   private static VersionedStore.Chain chain(byte[] key) {
-    return new VersionedStore.Chain(key, null);
+    return new VersionedStore.Chain(key, VersionedStore.HashKey.hash(key));
   }
 
   private static List<VersionedStore.Chain> read(SortedIndex index, byte[] begin, byte[] end, boolean reverse) {
