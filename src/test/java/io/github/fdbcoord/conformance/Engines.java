@@ -12,14 +12,16 @@ import java.nio.file.Path;
 
 /**
  * Opens the databases the conformance suite runs against: the embedded engine always, a real
- * FoundationDB cluster when one is reachable.
+ * FoundationDB cluster when one is reachable: the one FDB_CLUSTER_FILE names, or else one started
+ * in Docker through Testcontainers ({@link FdbContainer}).
  */
 final class Engines {
   static final String EMBEDDED = "embedded";
   static final String FDB = "fdb";
   static final String CLUSTER_FILE_ENV = "FDB_CLUSTER_FILE";
-  static final String NO_CLUSTER =
-      "no FoundationDB cluster: set FDB_CLUSTER_FILE or run where Docker is available";
+  static final String NO_CLUSTER = "no FoundationDB cluster: FDB_CLUSTER_FILE is not set, and ";
+  /** The Testcontainers route's answer, asked once per JVM (Docker's probe takes a while). */
+  private static String containerReason;
 
   private Engines() {}
 
@@ -32,11 +34,8 @@ final class Engines {
   static String clusterUnavailableReason() {
     String file = System.getenv(CLUSTER_FILE_ENV);
     if (file == null || file.isBlank()) {
-      // The Testcontainers route (foundationdb/foundationdb:7.3.68) is not attempted: the
-      // container advertises its in-container address in the cluster file, which needs host
-      // networking to be reachable, and the native client must be installed on the test machine
-      // anyway. Pointing FDB_CLUSTER_FILE at a cluster is the supported route.
-      return NO_CLUSTER;
+      String reason = containerReason();
+      return reason.isEmpty() ? null : NO_CLUSTER + reason;
     }
     if (!Files.isReadable(Path.of(file))) {
       return CLUSTER_FILE_ENV + "=" + file + " is not a readable file";
@@ -54,6 +53,16 @@ final class Engines {
     if (reason != null) {
       Assumptions.abort(reason);
     }
-    return Store.open(StoreOptions.cluster(Path.of(System.getenv(CLUSTER_FILE_ENV)))).database();
+    String file = System.getenv(CLUSTER_FILE_ENV);
+    Path clusterFile = file == null || file.isBlank() ? FdbContainer.clusterFile() : Path.of(file);
+    return Store.open(StoreOptions.cluster(clusterFile)).database();
+  }
+
+  private static synchronized String containerReason() {
+    if (containerReason == null) {
+      String reason = FdbContainer.unavailableReason();
+      containerReason = reason == null ? "" : reason;
+    }
+    return containerReason;
   }
 }
