@@ -316,12 +316,6 @@ final class SortedIndex {
     return merges.get();
   }
 
-  /** Chains in the index, live or not yet swept (for statistics and tests). */
-  int approximateSize() {
-    State s = state;
-    return s.base().size + s.middle().size + (s.frozen() == null ? 0 : s.frozen().map.size()) + s.mem().map.size();
-  }
-
   private static final class BaseSlice implements Iterator<VersionedStore.Chain> {
     private final Base base;
     private final int lo;
