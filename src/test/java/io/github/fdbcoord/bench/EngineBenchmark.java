@@ -60,6 +60,15 @@ public final class EngineBenchmark {
     }
   }
 
+  /** Events per second of {@code counter} over the measured window, after a second of warm-up. */
+  private static double measure(LongAdder counter) throws InterruptedException {
+    Thread.sleep(1000);
+    long start = System.nanoTime();
+    long before = counter.sum();
+    Thread.sleep(SECONDS * 1000);
+    return (counter.sum() - before) / ((System.nanoTime() - start) / 1e9);
+  }
+
   private static byte[] key(long i) {
     return ByteBuffer.allocate(16).putLong(0x6b65792d00000000L).putLong(i).array();
   }
@@ -83,16 +92,11 @@ public final class EngineBenchmark {
         }
       }, pool));
     }
-    Thread.sleep(1000);
-    long start = System.nanoTime();
-    long before = commits.sum();
-    Thread.sleep(SECONDS * 1000);
-    long done = commits.sum() - before;
-    double secs = (System.nanoTime() - start) / 1e9;
+    double rate = measure(commits);
     stop.set(true);
     CompletableFuture.allOf(running.toArray(new CompletableFuture[0])).join();
     pool.shutdown();
-    System.out.printf("%s: %d threads, single-key write commits: %,.0f /s%n", label, threads, done / secs);
+    System.out.printf("%s: %d threads, single-key write commits: %,.0f /s%n", label, threads, rate);
   }
 
   /** 64 writers, each an asynchronous loop of single-key commits (what a durable log's group commit serves). */
@@ -106,15 +110,10 @@ public final class EngineBenchmark {
       loops.add(done);
       writeLoop(db, value, commits, stop, done);
     }
-    Thread.sleep(1000);
-    long start = System.nanoTime();
-    long before = commits.sum();
-    Thread.sleep(SECONDS * 1000);
-    long done = commits.sum() - before;
-    double secs = (System.nanoTime() - start) / 1e9;
+    double rate = measure(commits);
     stop.set(true);
     CompletableFuture.allOf(loops.toArray(new CompletableFuture[0])).join();
-    System.out.printf("%s: %d concurrent writers, single-key write commits: %,.0f /s%n", label, writers, done / secs);
+    System.out.printf("%s: %d concurrent writers, single-key write commits: %,.0f /s%n", label, writers, rate);
   }
 
   private static void writeLoop(Database db, byte[] value, LongAdder commits, AtomicBoolean stop,
@@ -168,16 +167,11 @@ public final class EngineBenchmark {
         }
       }, pool));
     }
-    Thread.sleep(1000);
-    long start = System.nanoTime();
-    long before = reads.sum();
-    Thread.sleep(SECONDS * 1000);
-    long done = reads.sum() - before;
-    double secs = (System.nanoTime() - start) / 1e9;
+    double rate = measure(reads);
     stop.set(true);
     CompletableFuture.allOf(running.toArray(new CompletableFuture[0])).join();
     pool.shutdown();
-    System.out.printf("in memory: %d threads, point reads (100 per transaction): %,.0f /s%n", threads, done / secs);
+    System.out.printf("in memory: %d threads, point reads (100 per transaction): %,.0f /s%n", threads, rate);
   }
 
   /** Heap per stored pair beyond its own key and value bytes. */
