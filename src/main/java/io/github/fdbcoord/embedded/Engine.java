@@ -314,10 +314,7 @@ final class Engine implements AutoCloseable {
       return new VersionedStore.Chain[0];
     }
     VersionedStore.Chain[] chains = new VersionedStore.Chain[writes.size()];
-    int i = 0;
-    for (byte[] key : writes.keySet()) {
-      chains[i++] = store.prepare(key);
-    }
+    store.prepareAll(writes.keySet(), chains);
     return chains;
   }
 

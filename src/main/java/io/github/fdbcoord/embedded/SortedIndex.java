@@ -13,23 +13,24 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.StampedLock;
 
 /**
  * The store's chains in key order, for range reads, key selectors and range clears.
  *
  * <p>A single skip list over every key costs a cache miss per level on each insert, and inserting
  * new keys was the largest cost of a write commit. So the index is a small log-structured merge
- * tree: new chains go into a small concurrent skip list (the memtable, cache-resident); a background
- * thread merges each full memtable into a middle sorted array, and the middle array, once it holds
- * a fraction of the base, into the base sorted array. Merges are sequential passes and block
- * copies. A reader merges the base, the middle array, the memtable being merged (if any) and the
- * current memtable.
+ * tree: new chains go into a small memtable (cache-resident: a skip list for chains added singly,
+ * a sorted array taking a commit's many new keys as one run); a background thread merges each
+ * full memtable into a middle sorted array, and the middle array, once it holds a fraction of the
+ * base, into the base sorted array. Merges are sequential passes and block copies. A reader merges
+ * the base, the middle array, the memtable being merged (if any) and the current memtable.
  *
  * <p>Invariants: a key has at most one live chain (the hash index hands out one chain per key, and
  * a new chain for a key is created only after the old one was killed), and a chain in a newer
- * level was created after any chain of the same key in an older level; so on equal keys the
- * newest level wins, and killed chains (whose tombstone no reader can need) are skipped and dropped
- * by merges.
+ * level was created after any chain of the same key in an older level (within a memtable, its two
+ * structures are not ordered). So on equal keys the live chain wins, killed chains (whose tombstone
+ * no reader can need) are skipped, and merges drop them.
  */
 final class SortedIndex {
   /** Chains a memtable takes before it is merged: small enough to stay in the processor's cache. */
@@ -51,12 +52,206 @@ final class SortedIndex {
     MERGER.allowCoreThreadTimeOut(true);
   }
 
-  /** A concurrent skip list taking new chains, with a count of adders still writing into it. */
+  /**
+   * A memtable: a concurrent skip list for chains added one or a few at a time, and a sorted array
+   * for long sorted runs (a commit's new keys), with a count of skip-list adders still writing.
+   */
   private static final class Memtable {
     final ConcurrentSkipListMap<byte[], VersionedStore.Chain> map = new ConcurrentSkipListMap<>(Bytes.ORDER);
-    /** Adders that may still put into this memtable; a merge waits for them after freezing it. */
+    /** Skip-list adders that may still put into this memtable; a merge waits for them after freezing it. */
     final AtomicInteger writers = new AtomicInteger();
     final AtomicInteger added = new AtomicInteger();
+    final RunTable runs;
+
+    Memtable(int capacity) {
+      runs = new RunTable(capacity);
+    }
+  }
+
+  /**
+   * Chains in key order in a plain array, taking whole sorted runs at once: a run of a commit's keys
+   * clusters (one client's strings, one sequence's ids), so each key is placed by a short gallop from
+   * the previous one and each gap costs one block move, where a skip list pays a search, a node and
+   * a cache miss per level for every key. Writers hold the write lock for that move, so small adds,
+   * which would pay the move for one key and could queue behind a descheduled holder, go to the
+   * skip list instead. Readers copy short slices out under an optimistic read and retry under the
+   * read lock only when a writer got in between. Once frozen (handed to a merge) it never changes.
+   */
+  private static final class RunTable {
+    private final StampedLock lock = new StampedLock();
+    private VersionedStore.Chain[] chains;
+    private int size;
+    private boolean frozen;
+
+    RunTable(int capacity) {
+      chains = new VersionedStore.Chain[Math.max(16, capacity)];
+    }
+
+    /** Whether nothing was added yet (racy: for skipping an empty level). */
+    boolean isEmpty() {
+      return size == 0;
+    }
+
+    /**
+     * Adds {@code run[0, n)} (sorted, distinct keys); a chain whose key is present replaces the one
+     * there. Returns the size afterwards, or -1 when it was frozen (add to the next memtable).
+     */
+    int insert(VersionedStore.Chain[] run, int n) {
+      long stamp = lock.writeLock();
+      try {
+        if (frozen) {
+          return -1;
+        }
+        int[] at = new int[n];
+        VersionedStore.Chain[] fresh = new VersionedStore.Chain[n];
+        int k = 0;
+        int from = 0;
+        for (int i = 0; i < n; i++) {
+          VersionedStore.Chain c = run[i];
+          int p = gallop(chains, size, from, c.bytes);
+          if (p < size && Arrays.equals(chains[p].bytes, c.bytes)) {
+            chains[p] = c;
+          } else {
+            at[k] = p;
+            fresh[k++] = c;
+          }
+          from = p;
+        }
+        if (size + k > chains.length) {
+          chains = Arrays.copyOf(chains, Math.max(chains.length * 2, size + k));
+        }
+        // From the back: each block of existing chains moves once, to its final place.
+        int dst = size + k;
+        int src = size;
+        for (int j = k - 1; j >= 0; j--) {
+          int moved = src - at[j];
+          dst -= moved;
+          System.arraycopy(chains, at[j], chains, dst, moved);
+          src = at[j];
+          chains[--dst] = fresh[j];
+        }
+        size += k;
+        return size;
+      } finally {
+        lock.unlockWrite(stamp);
+      }
+    }
+
+    /** Stops further inserts (they return -1); after this the contents never change. */
+    void freeze() {
+      long stamp = lock.writeLock();
+      frozen = true;
+      lock.unlockWrite(stamp);
+    }
+
+    /** The chains of a frozen memtable, sorted; only {@code [0, frozenSize())} are valid. */
+    VersionedStore.Chain[] frozenChains() {
+      return chains;
+    }
+
+    int frozenSize() {
+      return size;
+    }
+
+    /**
+     * Copies into {@code out} up to {@code out.length} chains in [begin, end) ({@code end == null}:
+     * no bound), forward from the first key after {@code resumeAt} (null: from {@code begin}), or
+     * backward from the last key before {@code resumeAt} (null: from {@code end}). Returns the count.
+     */
+    int copy(byte[] begin, byte[] end, boolean reverse, byte[] resumeAt, VersionedStore.Chain[] out) {
+      long stamp = lock.tryOptimisticRead();
+      if (stamp != 0) {
+        int n = copyUnlocked(begin, end, reverse, resumeAt, out);
+        if (lock.validate(stamp)) {
+          return n;
+        }
+      }
+      stamp = lock.readLock();
+      try {
+        return copyUnlocked(begin, end, reverse, resumeAt, out);
+      } finally {
+        lock.unlockRead(stamp);
+      }
+    }
+
+    /**
+     * Under an optimistic read the fields may be mid-update: every index is bounded by the array
+     * actually read, every slot below the size holds some chain, and a torn result is discarded by
+     * the caller's validation.
+     */
+    private int copyUnlocked(byte[] begin, byte[] end, boolean reverse, byte[] resumeAt, VersionedStore.Chain[] out) {
+      VersionedStore.Chain[] a = chains;
+      int n = Math.min(size, a.length);
+      int count = 0;
+      if (!reverse) {
+        int i = resumeAt == null ? lowerBound(a, n, 0, begin) : upperBound(a, n, resumeAt);
+        for (; i < n && count < out.length; i++) {
+          VersionedStore.Chain c = a[i];
+          if (c == null || (end != null && Bytes.compare(c.bytes, end) >= 0)) {
+            break;
+          }
+          out[count++] = c;
+        }
+      } else {
+        int i = (resumeAt != null ? lowerBound(a, n, 0, resumeAt) : end == null ? n : lowerBound(a, n, 0, end)) - 1;
+        for (; i >= 0 && count < out.length; i--) {
+          VersionedStore.Chain c = a[i];
+          if (c == null || Bytes.compare(c.bytes, begin) < 0) {
+            break;
+          }
+          out[count++] = c;
+        }
+      }
+      return count;
+    }
+
+    /** The first index in [from, n) whose key is at or after {@code key}. */
+    private static int lowerBound(VersionedStore.Chain[] a, int n, int from, byte[] key) {
+      int lo = from;
+      int hi = n;
+      while (lo < hi) {
+        int mid = (lo + hi) >>> 1;
+        VersionedStore.Chain c = a[mid];
+        if (c != null && Bytes.compare(c.bytes, key) < 0) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
+      }
+      return lo;
+    }
+
+    /**
+     * {@link #lowerBound} for a key known to be at or after index {@code from}'s: a commit's keys
+     * cluster (one client's strings, one sequence's ids), so the next one is usually a few places on.
+     */
+    private static int gallop(VersionedStore.Chain[] a, int n, int from, byte[] key) {
+      int lo = from;
+      int step = 1;
+      int hi = from;
+      while (hi < n && Bytes.compare(a[hi].bytes, key) < 0) {
+        lo = hi + 1;
+        hi += step;
+        step <<= 1;
+      }
+      return lowerBound(a, Math.min(hi, n), lo, key);
+    }
+
+    /** The first index whose key is after {@code key}. */
+    private static int upperBound(VersionedStore.Chain[] a, int n, byte[] key) {
+      int lo = 0;
+      int hi = n;
+      while (lo < hi) {
+        int mid = (lo + hi) >>> 1;
+        VersionedStore.Chain c = a[mid];
+        if (c != null && Bytes.compare(c.bytes, key) <= 0) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
+      }
+      return lo;
+    }
   }
 
   /**
@@ -141,7 +336,7 @@ final class SortedIndex {
   private record State(Base base, Base middle, Memtable frozen, Memtable mem) {}
 
   private final int memtableSize;
-  private volatile State state = new State(Base.EMPTY, Base.EMPTY, null, new Memtable());
+  private volatile State state;
   private final AtomicBoolean mergeScheduled = new AtomicBoolean();
   private final AtomicInteger killedSinceMerge = new AtomicInteger();
   private final AtomicInteger merges = new AtomicInteger();
@@ -152,28 +347,54 @@ final class SortedIndex {
 
   SortedIndex(int memtableSize) {
     this.memtableSize = memtableSize;
+    this.state = new State(Base.EMPTY, Base.EMPTY, null, new Memtable(memtableSize));
   }
+
+  /** Runs at least this long go to a memtable's {@link RunTable}, shorter ones to its skip list. */
+  static final int MIN_RUN = 8;
 
   /** Adds {@code chain} (or re-adds it: adding a chain twice is harmless). Any thread. */
   void add(VersionedStore.Chain chain) {
-    int added;
+    addAll(new VersionedStore.Chain[] {chain}, 1);
+  }
+
+  /**
+   * Adds {@code run[0, n)}, sorted by key with distinct keys (a commit's new chains, in the order of
+   * its write set). Any thread.
+   */
+  void addAll(VersionedStore.Chain[] run, int n) {
+    if (n == 0) {
+      return;
+    }
+    int size;
     State s;
-    while (true) {
-      s = state;
-      Memtable m = s.mem();
-      m.writers.incrementAndGet();
-      try {
-        // Checked after announcing ourselves: a merge that froze this memtable already waits for us.
-        if (state.mem() == m) {
-          m.map.put(chain.bytes, chain);
-          added = m.added.incrementAndGet();
-          break;
+    if (n >= MIN_RUN) {
+      do {
+        s = state;
+        // -1: a merge froze this memtable after we read the state; the new state has the next one.
+        size = s.mem().runs.insert(run, n);
+      } while (size < 0);
+      size += s.mem().added.get();
+    } else {
+      while (true) {
+        s = state;
+        Memtable m = s.mem();
+        m.writers.incrementAndGet();
+        try {
+          // Checked after announcing ourselves: a merge that froze this memtable already waits for us.
+          if (state.mem() == m) {
+            for (int i = 0; i < n; i++) {
+              m.map.put(run[i].bytes, run[i]);
+            }
+            size = m.added.addAndGet(n) + m.runs.size;
+            break;
+          }
+        } finally {
+          m.writers.decrementAndGet();
         }
-      } finally {
-        m.writers.decrementAndGet();
       }
     }
-    if (added >= memtableSize && s.frozen() == null && mergeScheduled.compareAndSet(false, true)) {
+    if (size >= memtableSize && s.frozen() == null && mergeScheduled.compareAndSet(false, true)) {
       MERGER.execute(this::merge);
     }
   }
@@ -186,18 +407,21 @@ final class SortedIndex {
     try {
       State before = state;
       Memtable frozen = before.mem();
-      State during = new State(before.base(), before.middle(), frozen, new Memtable());
+      State during = new State(before.base(), before.middle(), frozen, new Memtable(memtableSize));
       state = during;
       for (int spins = 0; frozen.writers.get() != 0; spins++) {
-        // An adder holds it for one skip-list insert, unless it was descheduled meanwhile.
+        // An adder holds it for a few skip-list inserts, unless it was descheduled meanwhile.
         if (spins < 1_000) {
           Thread.onSpinWait();
         } else {
           Thread.yield();
         }
       }
-      VersionedStore.Chain[] fresh = frozen.map.values().toArray(new VersionedStore.Chain[0]);
-      Base middle = merge(before.middle(), fresh, fresh.length, false);
+      // Waits for a run adder inside it; those that come later see it frozen and use the new one.
+      frozen.runs.freeze();
+      VersionedStore.Chain[] singles = frozen.map.values().toArray(new VersionedStore.Chain[0]);
+      Base middle = merge(before.middle(), singles, singles.length, false);
+      middle = merge(middle, frozen.runs.frozenChains(), frozen.runs.frozenSize(), false);
       state = new State(before.base(), middle, null, during.mem());
       if (middle.size >= Math.max(memtableSize * MIN_MIDDLE_MEMTABLES, before.base().size / BASE_TO_MIDDLE_RATIO)) {
         Base base = merge(before.base(), middle.chains, middle.size, true);
@@ -238,11 +462,15 @@ final class SortedIndex {
       System.arraycopy(base.chains, i, chains, size, p - i);
       System.arraycopy(base.windows, i, windows, size, p - i);
       size += p - i;
-      i = p < base.size && Arrays.equals(base.chains[p].bytes, c.bytes) ? p + 1 : p;
-      if (!c.killed()) {
-        chains[size] = c;
-        windows[size++] = Base.window(c.bytes, n);
+      if (c.killed()) {
+        // Dropped, and the older level's chain of the key (if any) kept: it may be the key's live
+        // chain, when the two memtable structures of one merge both held the key.
+        i = p;
+        continue;
       }
+      i = p < base.size && Arrays.equals(base.chains[p].bytes, c.bytes) ? p + 1 : p;
+      chains[size] = c;
+      windows[size++] = Base.window(c.bytes, n);
     }
     System.arraycopy(base.chains, i, chains, size, base.size - i);
     System.arraycopy(base.windows, i, windows, size, base.size - i);
@@ -288,8 +516,10 @@ final class SortedIndex {
   /** The chains with keys in [begin, end) ({@code end == null}: no bound), skipping killed ones. */
   Iterator<VersionedStore.Chain> chains(byte[] begin, byte[] end, boolean reverse) {
     State s = state;
+    Memtable frozen = s.frozen();
     return new Merged(reverse, slice(s.base(), begin, end, reverse), slice(s.middle(), begin, end, reverse),
-        levelIterator(s.frozen(), begin, end, reverse), levelIterator(s.mem(), begin, end, reverse));
+        skipList(frozen, begin, end, reverse), runs(frozen, begin, end, reverse),
+        skipList(s.mem(), begin, end, reverse), runs(s.mem(), begin, end, reverse));
   }
 
   private static Iterator<VersionedStore.Chain> slice(Base base, byte[] begin, byte[] end, boolean reverse) {
@@ -301,14 +531,63 @@ final class SortedIndex {
     return new BaseSlice(base, lo, hi, reverse);
   }
 
-  private static Iterator<VersionedStore.Chain> levelIterator(Memtable m, byte[] begin, byte[] end,
-      boolean reverse) {
-    if (m == null) {
+  private static Iterator<VersionedStore.Chain> skipList(Memtable m, byte[] begin, byte[] end, boolean reverse) {
+    if (m == null || m.map.isEmpty()) {
       return null;
     }
     NavigableMap<byte[], VersionedStore.Chain> r = end == null ? m.map.tailMap(begin, true)
         : m.map.subMap(begin, true, end, false);
     return (reverse ? r.descendingMap() : r).values().iterator();
+  }
+
+  private static Iterator<VersionedStore.Chain> runs(Memtable m, byte[] begin, byte[] end, boolean reverse) {
+    return m == null || m.runs.isEmpty() ? null : new RunSlice(m.runs, begin, end, reverse);
+  }
+
+  /**
+   * A run table's chains in [begin, end), copied out a few at a time: each refill resumes after the
+   * last key returned, so chains added meanwhile may or may not be seen, as with a skip list.
+   */
+  private static final class RunSlice implements Iterator<VersionedStore.Chain> {
+    private static final int CHUNK = 32;
+    private final RunTable table;
+    private final byte[] begin;
+    private final byte[] end;
+    private final boolean reverse;
+    private final VersionedStore.Chain[] buffer = new VersionedStore.Chain[CHUNK];
+    private int position;
+    private int count;
+    private boolean exhausted;
+
+    RunSlice(RunTable table, byte[] begin, byte[] end, boolean reverse) {
+      this.table = table;
+      this.begin = begin;
+      this.end = end;
+      this.reverse = reverse;
+      refill(null);
+    }
+
+    private void refill(byte[] resumeAt) {
+      count = table.copy(begin, end, reverse, resumeAt, buffer);
+      position = 0;
+      exhausted = count < CHUNK;
+    }
+
+    @Override
+    public boolean hasNext() {
+      if (position == count && !exhausted) {
+        refill(buffer[count - 1].bytes);
+      }
+      return position < count;
+    }
+
+    @Override
+    public VersionedStore.Chain next() {
+      if (!hasNext()) {
+        throw new NoSuchElementException();
+      }
+      return buffer[position++];
+    }
   }
 
   /** Merges done so far (for tests). */
@@ -347,7 +626,7 @@ final class SortedIndex {
     }
   }
 
-  /** Merges levels given oldest first; on equal keys the newest level wins. */
+  /** Merges levels given oldest first; on equal keys a live chain wins, else the newest level's. */
   private static final class Merged implements Iterator<VersionedStore.Chain> {
     private final Iterator<VersionedStore.Chain>[] levels;
     private final VersionedStore.Chain[] heads;
@@ -389,6 +668,11 @@ final class SortedIndex {
         VersionedStore.Chain winner = heads[best];
         for (int l = 0; l < heads.length; l++) {
           if (heads[l] != null && (l == best || Arrays.equals(heads[l].bytes, winner.bytes))) {
+            // A key has at most one live chain: it wins over killed ones in any level (the skip
+            // list and the run table of one memtable are not ordered by age).
+            if (winner.killed() && !heads[l].killed()) {
+              winner = heads[l];
+            }
             heads[l] = advance(l);
           }
         }

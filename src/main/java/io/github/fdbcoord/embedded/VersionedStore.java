@@ -166,25 +166,50 @@ final class VersionedStore {
    * commit happen outside its critical section.
    */
   Chain prepare(byte[] key) {
-    int hash = HashKey.hash(key);
-    while (true) {
-      Chain c = index.get(key, hash);
-      if (c == null) {
-        Chain fresh = new Chain(key, hash);
-        fresh.pending = 1;
-        Chain raced = index.putIfAbsent(fresh);
-        if (raced == null) {
-          sorted.add(fresh);
-          fresh.sorted = true;
-          return fresh;
+    Chain[] one = new Chain[1];
+    prepareAll(java.util.List.of(key), one);
+    return one[0];
+  }
+
+  /**
+   * {@link #prepare} for each of {@code keys} (sorted, distinct) into {@code out}, adding the new
+   * chains to the sorted index as one run.
+   */
+  void prepareAll(Iterable<byte[]> keys, Chain[] out) {
+    Chain[] created = null;
+    int createdCount = 0;
+    int i = 0;
+    for (byte[] key : keys) {
+      int hash = HashKey.hash(key);
+      Chain c;
+      while (true) {
+        c = index.get(key, hash);
+        if (c == null) {
+          Chain fresh = new Chain(key, hash);
+          fresh.pending = 1;
+          c = index.putIfAbsent(fresh);
+          if (c == null) {
+            if (created == null) {
+              created = new Chain[out.length - i];
+            }
+            created[createdCount++] = fresh;
+            c = fresh;
+            break;
+          }
         }
-        c = raced;
+        if (c.tryPin()) {
+          break;
+        }
+        // Removed by the sweeper between the lookup and the pin: look again.
+        index.remove(c);
       }
-      if (c.tryPin()) {
-        return c;
+      out[i++] = c;
+    }
+    if (createdCount > 0) {
+      sorted.addAll(created, createdCount);
+      for (int k = 0; k < createdCount; k++) {
+        created[k].sorted = true;
       }
-      // Removed by the sweeper between the lookup and the pin: look again.
-      index.remove(c);
     }
   }
 

@@ -56,26 +56,37 @@ class SortedIndexTest {
   /** Random adds, re-adds and kills, merging all the while; every read matches a sorted model. */
   @Test
   void matchesModelWhileMerging() throws Exception {
-    for (long seed = 1; seed <= 6; seed++) {
+    for (long seed = 1; seed <= 12; seed++) {
       Random r = new Random(seed);
-      SortedIndex index = new SortedIndex(8);
+      // Tiny memtables merge all the time; larger ones hold a key's killed and live chains at once.
+      SortedIndex index = new SortedIndex(seed <= 6 ? 8 : 96);
       TreeMap<byte[], VersionedStore.Chain> model = new TreeMap<>(Bytes.ORDER);
-      for (int step = 0; step < 4_000; step++) {
+      // Adds wait here and go in as one sorted run (as a commit's new chains do), of a random length
+      // on either side of SortedIndex.MIN_RUN, so both memtable structures hold keys.
+      TreeMap<byte[], VersionedStore.Chain> run = new TreeMap<>(Bytes.ORDER);
+      int runLength = 1;
+      for (int step = 0; step < 6_000; step++) {
         byte[] key = randomKey(r, seed);
         VersionedStore.Chain live = model.get(key);
         int op = r.nextInt(10);
         if (live != null && op < 3) {
+          addRun(index, run);
           assertTrue(live.tryKill());
           index.noteKilled();
           model.remove(key);
         } else if (live != null && op < 5) {
-          index.add(live);
+          run.put(key, live);
         } else if (live == null) {
           VersionedStore.Chain c = chain(key);
-          index.add(c);
+          run.put(key, c);
           model.put(key, c);
         }
+        if (run.size() >= runLength) {
+          addRun(index, run);
+          runLength = 1 + r.nextInt(2 * SortedIndex.MIN_RUN);
+        }
         if (step % 7 == 0) {
+          addRun(index, run);
           byte[] a = randomKey(r, seed);
           byte[] b = randomKey(r, seed);
           byte[] begin = Bytes.min(a, b);
@@ -93,6 +104,11 @@ class SortedIndexTest {
       }
       assertTrue(index.merges() > 0, "the test must exercise merges");
     }
+  }
+
+  private static void addRun(SortedIndex index, TreeMap<byte[], VersionedStore.Chain> run) {
+    index.addAll(run.values().toArray(new VersionedStore.Chain[0]), run.size());
+    run.clear();
   }
 
   /** Adders on several threads while readers scan: scans stay sorted, and nothing added is lost. */
@@ -154,6 +170,127 @@ class SortedIndexTest {
     List<VersionedStore.Chain> reversed = read(index, Bytes.EMPTY, null, true);
     Collections.reverse(reversed);
     assertEquals(got, reversed);
+  }
+
+  /**
+   * Adders insert whole sorted runs (as commits do, clustered like one client's keys) while readers
+   * scan bounded ranges both ways: every chain whose run was added before a scan began is in it,
+   * in order, and the final contents match a model.
+   */
+  @Test
+  void sortedRunsAddedConcurrentlyAreSeenByLaterScans() throws Exception {
+    SortedIndex index = new SortedIndex(512);
+    int threads = 3;
+    int runsPerThread = 1_500;
+    ExecutorService pool = Executors.newFixedThreadPool(threads + 2);
+    AtomicBoolean stop = new AtomicBoolean();
+    ConcurrentLinkedQueue<String> problems = new ConcurrentLinkedQueue<>();
+    // Chains whose run completed, in completion order: a scan must see every one listed before it began.
+    List<VersionedStore.Chain> done = Collections.synchronizedList(new ArrayList<>());
+    List<CompletableFuture<Void>> readers = new ArrayList<>();
+    for (int rd = 0; rd < 2; rd++) {
+      final boolean reverse = rd == 1;
+      readers.add(CompletableFuture.runAsync(() -> {
+        Random r = new Random(reverse ? 2 : 1);
+        while (!stop.get()) {
+          int cluster = r.nextInt(6);
+          int from = r.nextInt(5_000);
+          byte[] begin = ByteBuffer.allocate(8).putInt(cluster).putInt(from).array();
+          // Sometimes into the next cluster, so a scan also crosses cluster boundaries.
+          byte[] end = ByteBuffer.allocate(8).putInt(cluster + r.nextInt(2)).putInt(from + r.nextInt(3_000)).array();
+          List<VersionedStore.Chain> before;
+          synchronized (done) {
+            before = new ArrayList<>(done);
+          }
+          List<VersionedStore.Chain> seen = read(index, begin, end, reverse);
+          java.util.Set<byte[]> keys = new java.util.TreeSet<>(Bytes.ORDER);
+          for (int i = 0; i < seen.size(); i++) {
+            keys.add(seen.get(i).bytes);
+            int order = i == 0 ? 0 : Bytes.compare(seen.get(i - 1).bytes, seen.get(i).bytes) * (reverse ? -1 : 1);
+            if (order >= 0 && i > 0) {
+              problems.add("scan out of order at " + i);
+            }
+          }
+          for (VersionedStore.Chain c : before) {
+            if (Bytes.compare(c.bytes, begin) >= 0 && Bytes.compare(c.bytes, end) < 0 && !keys.contains(c.bytes)) {
+              problems.add("a chain added before the scan is missing from it");
+              break;
+            }
+          }
+        }
+      }, pool));
+    }
+    List<CompletableFuture<Void>> adders = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      final int thread = t;
+      adders.add(CompletableFuture.runAsync(() -> {
+        Random r = new Random(thread);
+        for (int run = 0; run < runsPerThread; run++) {
+          // A run of 1 to 40 consecutive keys in one of six clusters, shared between threads, so
+          // runs interleave and some keys are added twice (the same key: a re-add).
+          int cluster = r.nextInt(6);
+          int start = r.nextInt(5_000);
+          int n = 1 + r.nextInt(40);
+          VersionedStore.Chain[] chains = new VersionedStore.Chain[n];
+          for (int i = 0; i < n; i++) {
+            chains[i] = chain(ByteBuffer.allocate(8).putInt(cluster).putInt(start + i).array());
+          }
+          index.addAll(chains, n);
+          done.addAll(List.of(chains));
+        }
+      }, pool));
+    }
+    for (CompletableFuture<Void> a : adders) {
+      a.get(60, TimeUnit.SECONDS);
+    }
+    stop.set(true);
+    for (CompletableFuture<Void> rd : readers) {
+      rd.get(60, TimeUnit.SECONDS);
+    }
+    pool.shutdown();
+    assertTrue(problems.isEmpty(), problems.stream().distinct().toList().toString());
+    assertTrue(index.merges() > 0, "the test must exercise merges");
+    java.util.Set<byte[]> model = new java.util.TreeSet<>(Bytes.ORDER);
+    done.forEach(c -> model.add(c.bytes));
+    List<byte[]> got = new ArrayList<>();
+    read(index, Bytes.EMPTY, null, false).forEach(c -> got.add(c.bytes));
+    assertEquals(model.size(), got.size());
+    Iterator<byte[]> expected = model.iterator();
+    for (byte[] k : got) {
+      assertTrue(java.util.Arrays.equals(expected.next(), k));
+    }
+  }
+
+  /**
+   * A key's chain goes into the run table, is killed, and the key's next chain goes into the skip
+   * list of the same memtable: reads see the live one, before the memtable's merge and after it.
+   */
+  @Test
+  void aLiveChainWinsOverItsKeysKilledChainInTheOtherMemtableStructure() throws Exception {
+    int memtable = 64;
+    SortedIndex index = new SortedIndex(memtable);
+    byte[] key = {1, 5};
+    VersionedStore.Chain old = chain(key);
+    VersionedStore.Chain[] run = new VersionedStore.Chain[SortedIndex.MIN_RUN];
+    run[0] = old;
+    for (int i = 1; i < run.length; i++) {
+      run[i] = chain(new byte[] {1, (byte) (5 + i)});
+    }
+    index.addAll(run, run.length);
+    assertTrue(old.tryKill());
+    index.noteKilled();
+    VersionedStore.Chain fresh = chain(key.clone());
+    index.add(fresh);
+    assertEquals(List.of(fresh), read(index, key, new byte[] {1, 6}, false));
+    assertEquals(List.of(fresh), read(index, key, new byte[] {1, 6}, true));
+    // Fill the memtable so it is merged, and wait for that merge.
+    for (int i = 0; index.merges() == 0; i++) {
+      index.add(chain(new byte[] {2, (byte) (i >> 8), (byte) i}));
+      if (i > memtable) {
+        Thread.sleep(1);
+      }
+    }
+    assertEquals(List.of(fresh), read(index, key, new byte[] {1, 6}, false));
   }
 
   @Test
