@@ -1,7 +1,6 @@
 package io.github.fdbcoord.bench;
 
 import com.apple.foundationdb.Database;
-import com.apple.foundationdb.directory.DirectoryLayer;
 import io.github.fdbcoord.embedded.EmbeddedDatabase;
 import io.github.fdbcoord.embedded.EmbeddedOptions;
 import io.github.fdbcoord.interner.InternerOptions;
@@ -79,53 +78,51 @@ public final class InternerBenchmark {
   private static void runAll(Database db, String label) throws Exception {
     executor = db.getExecutor();
     List<String> root = List.of("bench", UUID.randomUUID().toString());
-    try {
-      InternerService service = InternerService.create(db, InternerOptions.builder().rootPath(root)
-          .cacheMaxBytes(512L << 20).build());
-      StringInterner interner = service.open("bench").get();
+    // No clean-up: the caller closes this fresh database, and clearing millions of keys first would
+    // only leave the collector more to do.
+    InternerService service = InternerService.create(db, InternerOptions.builder().rootPath(root)
+        .cacheMaxBytes(512L << 20).build());
+    StringInterner interner = service.open("bench").get();
 
-      Result interned = newStrings(interner);
-      print(label, "new strings/s (" + CLIENTS + " clients, batches of " + BATCH + ")", interned,
-          String.format(" %d strings, mean batch latency %.1f ms |", interned.count, interned.meanLatencyMs()));
+    Result interned = newStrings(interner);
+    print(label, "new strings/s (" + CLIENTS + " clients, batches of " + BATCH + ")", interned,
+        String.format(" %d strings, mean batch latency %.1f ms |", interned.count, interned.meanLatencyMs()));
 
-      if (Boolean.getBoolean("bench.internOnly")) {
-        return;
-      }
-      // Ids to look up: a sample of what was interned. The cache is read-through, so reading the
-      // sample in both directions (intern reads string -> id, lookup id -> string) fills it.
-      List<String> sample = new ArrayList<>();
-      for (int i = 0; i < 100_000 && i < interned.count; i++) {
-        sample.add(name(i % CLIENTS, i / CLIENTS));
-      }
-      List<Long> ids = new ArrayList<>();
-      for (int from = 0; from < sample.size(); from += 1000) {
-        List<Long> chunk = interner.intern(sample.subList(from, Math.min(sample.size(), from + 1000))).get();
-        interner.lookup(chunk).get();
-        ids.addAll(chunk);
-      }
-      long[] idArray = ids.stream().mapToLong(Long::longValue).toArray();
-      String[] strArray = sample.toArray(new String[0]);
-
-      print(label, "cached lookups/s, id -> string (" + CACHED_THREADS + " threads)",
-          cached(() -> interner.lookup(idArray[ThreadLocalRandom.current().nextInt(idArray.length)]).join()), " |");
-      print(label, "cached lookups/s, string -> id (" + CACHED_THREADS + " threads)",
-          cached(() -> interner.resolve(strArray[ThreadLocalRandom.current().nextInt(strArray.length)]).join()), " |");
-
-      InternerService uncachedService = InternerService.create(db, InternerOptions.builder().rootPath(root)
-          .cacheMaxBytes(0).build());
-      StringInterner uncached = uncachedService.open("bench").get();
-      Result single = concurrent(() -> uncached.lookup(idArray[ThreadLocalRandom.current().nextInt(idArray.length)]), 1);
-      print(label, "uncached lookups/s, id -> string, 1 id per call (" + CLIENTS + " clients)", single,
-          String.format(" mean latency %.2f ms |", single.meanLatencyMs()));
-      Result singleResolve = concurrent(() -> uncached.resolve(strArray[ThreadLocalRandom.current().nextInt(strArray.length)]), 1);
-      print(label, "uncached lookups/s, string -> id, 1 string per call (" + CLIENTS + " clients)", singleResolve,
-          String.format(" mean latency %.2f ms |", singleResolve.meanLatencyMs()));
-      Result batched = concurrent(() -> uncached.lookup(randomIds(idArray, BATCH)), BATCH);
-      print(label, "uncached lookups/s, id -> string, " + BATCH + " ids per call (" + CLIENTS + " clients)",
-          batched, String.format(" mean call latency %.2f ms |", batched.meanLatencyMs()));
-    } finally {
-      DirectoryLayer.getDefault().removeIfExists(db, root).get();
+    if (Boolean.getBoolean("bench.internOnly")) {
+      return;
     }
+    // Ids to look up: a sample of what was interned. The cache is read-through, so reading the
+    // sample in both directions (intern reads string -> id, lookup id -> string) fills it.
+    List<String> sample = new ArrayList<>();
+    for (int i = 0; i < 100_000 && i < interned.count; i++) {
+      sample.add(name(i % CLIENTS, i / CLIENTS));
+    }
+    List<Long> ids = new ArrayList<>();
+    for (int from = 0; from < sample.size(); from += 1000) {
+      List<Long> chunk = interner.intern(sample.subList(from, Math.min(sample.size(), from + 1000))).get();
+      interner.lookup(chunk).get();
+      ids.addAll(chunk);
+    }
+    long[] idArray = ids.stream().mapToLong(Long::longValue).toArray();
+    String[] strArray = sample.toArray(new String[0]);
+
+    print(label, "cached lookups/s, id -> string (" + CACHED_THREADS + " threads)",
+        cached(() -> interner.lookup(idArray[ThreadLocalRandom.current().nextInt(idArray.length)]).join()), " |");
+    print(label, "cached lookups/s, string -> id (" + CACHED_THREADS + " threads)",
+        cached(() -> interner.resolve(strArray[ThreadLocalRandom.current().nextInt(strArray.length)]).join()), " |");
+
+    InternerService uncachedService = InternerService.create(db, InternerOptions.builder().rootPath(root)
+        .cacheMaxBytes(0).build());
+    StringInterner uncached = uncachedService.open("bench").get();
+    Result single = concurrent(() -> uncached.lookup(idArray[ThreadLocalRandom.current().nextInt(idArray.length)]), 1);
+    print(label, "uncached lookups/s, id -> string, 1 id per call (" + CLIENTS + " clients)", single,
+        String.format(" mean latency %.2f ms |", single.meanLatencyMs()));
+    Result singleResolve = concurrent(() -> uncached.resolve(strArray[ThreadLocalRandom.current().nextInt(strArray.length)]), 1);
+    print(label, "uncached lookups/s, string -> id, 1 string per call (" + CLIENTS + " clients)", singleResolve,
+        String.format(" mean latency %.2f ms |", singleResolve.meanLatencyMs()));
+    Result batched = concurrent(() -> uncached.lookup(randomIds(idArray, BATCH)), BATCH);
+    print(label, "uncached lookups/s, id -> string, " + BATCH + " ids per call (" + CLIENTS + " clients)",
+        batched, String.format(" mean call latency %.2f ms |", batched.meanLatencyMs()));
   }
 
   private static List<Long> randomIds(long[] ids, int n) {
