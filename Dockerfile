@@ -15,10 +15,12 @@ FROM foundationdb/foundationdb:${FDB_VERSION} AS fdb
 FROM maven:3.9-eclipse-temurin-17 AS build
 WORKDIR /src
 COPY pom.xml .
-RUN mvn -q -B dependency:go-offline
-COPY src src
+COPY api api
+COPY core core
+COPY client client
+COPY service service
 COPY conf conf
-RUN mvn -q -B package -DskipTests && cp target/vertx-fdb-coordination-*-fat.jar /src/app.jar
+RUN mvn -q -B package -DskipTests && cp service/target/vertx-fdb-coordination-service-*-fat.jar /src/app.jar
 
 FROM eclipse-temurin:17-jre
 COPY --from=fdb /usr/lib/libfdb_c.so /usr/lib/libfdb_c.so

@@ -1,0 +1,319 @@
+package io.github.fdbcoord.vertx;
+
+import io.github.fdbcoord.directory.DirectoryInfo;
+import io.github.fdbcoord.directory.DirectoryPage;
+import io.github.fdbcoord.mutex.FencingToken;
+import io.github.fdbcoord.mutex.LockEvent;
+import io.github.fdbcoord.mutex.MutexOwner;
+import io.github.fdbcoord.mutex.MutexState;
+import io.github.fdbcoord.mutex.QueueEntry;
+import io.vertx.core.Future;
+import io.vertx.core.Handler;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Typed access to the coordination service over the event bus, for verticles on any node of the
+ * cluster: each method sends one request and completes, on the caller's context, with the reply
+ * or with a {@link io.vertx.core.eventbus.ReplyException} carrying one of the failure codes of docs/vertx.md (400, 404, 409, 503).
+ *
+ * <pre>
+ * CoordinationClient client = CoordinationClient.create(vertx);      // prefix "fdb"
+ * client.intern("uris", List.of("a", "b")).onSuccess(ids -> ...);
+ * client.acquire("jobs", "worker-1", Duration.ofSeconds(5)).onSuccess(grant -> ...);
+ * </pre>
+ */
+public final class CoordinationClient {
+  /** The header that names a request's action; the body carries its arguments. */
+  public static final String ACTION_HEADER = "action";
+  private static final HexFormat HEX = HexFormat.of();
+
+  private final Vertx vertx;
+  private final String prefix;
+  private final long sendTimeoutMs;
+
+  private CoordinationClient(Vertx vertx, String prefix, long sendTimeoutMs) {
+    this.vertx = Objects.requireNonNull(vertx, "vertx");
+    this.prefix = Objects.requireNonNull(prefix, "prefix");
+    this.sendTimeoutMs = sendTimeoutMs;
+  }
+
+  /** A client of the service under the default address prefix "fdb". */
+  public static CoordinationClient create(Vertx vertx) {
+    return create(vertx, "fdb");
+  }
+
+  public static CoordinationClient create(Vertx vertx, String addressPrefix) {
+    return new CoordinationClient(vertx, addressPrefix, DeliveryOptions.DEFAULT_TIMEOUT);
+  }
+
+  /** The same client with another event-bus send timeout (acquire adds its own wait to it). */
+  public CoordinationClient withSendTimeout(Duration timeout) {
+    return new CoordinationClient(vertx, prefix, timeout.toMillis());
+  }
+
+  public String directoryAddress() {
+    return prefix + ".directory";
+  }
+
+  public String allocatorAddress() {
+    return prefix + ".allocator";
+  }
+
+  public String internerAddress() {
+    return prefix + ".interner";
+  }
+
+  public String mutexAddress() {
+    return prefix + ".mutex";
+  }
+
+  /** Sends {@code action} with {@code body} to {@code address}: the untyped form of every method here. */
+  public Future<JsonObject> request(String address, String action, JsonObject body) {
+    return request(address, action, body, sendTimeoutMs);
+  }
+
+  Future<JsonObject> request(String address, String action, JsonObject body, long timeoutMs) {
+    DeliveryOptions options = new DeliveryOptions().addHeader(ACTION_HEADER, action).setSendTimeout(timeoutMs);
+    return vertx.eventBus().<JsonObject>request(address, body, options).map(m -> m.body());
+  }
+
+  // ------------------------------------------------------------------ directory
+
+  public Future<DirectoryInfo> createDirectory(List<String> path, String layer) {
+    return directory("create", new JsonObject().put("path", new JsonArray(path)).put("layer", layer))
+        .map(CoordinationClient::directoryInfo);
+  }
+
+  public Future<DirectoryInfo> createPartition(List<String> path) {
+    return directory("create", new JsonObject().put("path", new JsonArray(path)).put("partition", true))
+        .map(CoordinationClient::directoryInfo);
+  }
+
+  public Future<DirectoryInfo> createOrOpenDirectory(List<String> path, String layer) {
+    return directory("createOrOpen", new JsonObject().put("path", new JsonArray(path)).put("layer", layer))
+        .map(CoordinationClient::directoryInfo);
+  }
+
+  public Future<DirectoryInfo> openDirectory(List<String> path, String layer) {
+    return directory("open", new JsonObject().put("path", new JsonArray(path)).put("layer", layer))
+        .map(CoordinationClient::directoryInfo);
+  }
+
+  public Future<Boolean> directoryExists(List<String> path) {
+    return directory("exists", new JsonObject().put("path", new JsonArray(path))).map(j -> j.getBoolean("exists"));
+  }
+
+  /** A page of the subdirectory names of {@code path} (empty: the root), after {@code startAfter} (null: first page). */
+  public Future<DirectoryPage> listDirectory(List<String> path, String startAfter, int limit) {
+    return directory("list", new JsonObject().put("path", new JsonArray(path)).put("startAfter", startAfter)
+        .put("limit", limit))
+        .map(j -> new DirectoryPage(strings(j.getJsonArray("names")), j.getBoolean("hasMore")));
+  }
+
+  public Future<DirectoryInfo> moveDirectory(List<String> from, List<String> to) {
+    return directory("move", new JsonObject().put("from", new JsonArray(from)).put("to", new JsonArray(to)))
+        .map(CoordinationClient::directoryInfo);
+  }
+
+  public Future<Void> removeDirectory(List<String> path) {
+    return directory("remove", new JsonObject().put("path", new JsonArray(path))).mapEmpty();
+  }
+
+  public Future<Boolean> removeDirectoryIfExists(List<String> path) {
+    return directory("removeIfExists", new JsonObject().put("path", new JsonArray(path)))
+        .map(j -> j.getBoolean("removed"));
+  }
+
+  private Future<JsonObject> directory(String action, JsonObject body) {
+    return request(directoryAddress(), action, body);
+  }
+
+  static DirectoryInfo directoryInfo(JsonObject j) {
+    return new DirectoryInfo(strings(j.getJsonArray("path")), j.getString("layer").getBytes(StandardCharsets.UTF_8),
+        HEX.parseHex(j.getString("prefix")));
+  }
+
+  // ------------------------------------------------------------------ allocator
+
+  public Future<Long> allocate(String name) {
+    return request(allocatorAddress(), "allocate", new JsonObject().put("name", name)).map(j -> j.getLong("value"));
+  }
+
+  public Future<byte[]> allocatePrefix(String name) {
+    return request(allocatorAddress(), "allocatePrefix", new JsonObject().put("name", name))
+        .map(j -> HEX.parseHex(j.getString("prefix")));
+  }
+
+  // ------------------------------------------------------------------ interner
+
+  public Future<List<Long>> intern(String namespace, List<String> strings) {
+    return request(internerAddress(), "intern", new JsonObject().put("namespace", namespace)
+        .put("strings", new JsonArray(new ArrayList<>(strings))))
+        .map(j -> {
+          List<Long> ids = new ArrayList<>();
+          for (Object o : j.getJsonArray("ids")) {
+            ids.add(Long.parseUnsignedLong((String) o));
+          }
+          return ids;
+        });
+  }
+
+  public Future<List<OptionalLong>> resolve(String namespace, List<String> strings) {
+    return request(internerAddress(), "resolve", new JsonObject().put("namespace", namespace)
+        .put("strings", new JsonArray(new ArrayList<>(strings))))
+        .map(j -> {
+          List<OptionalLong> ids = new ArrayList<>();
+          for (Object o : j.getJsonArray("ids")) {
+            ids.add(o == null ? OptionalLong.empty() : OptionalLong.of(Long.parseUnsignedLong((String) o)));
+          }
+          return ids;
+        });
+  }
+
+  public Future<List<Optional<String>>> lookup(String namespace, List<Long> ids) {
+    JsonArray idArray = new JsonArray();
+    ids.forEach(id -> idArray.add(Long.toUnsignedString(id)));
+    return request(internerAddress(), "lookup", new JsonObject().put("namespace", namespace).put("ids", idArray))
+        .map(j -> {
+          List<Optional<String>> out = new ArrayList<>();
+          for (Object o : j.getJsonArray("strings")) {
+            out.add(Optional.ofNullable((String) o));
+          }
+          return out;
+        });
+  }
+
+  public Future<List<String>> listNamespaces() {
+    return request(internerAddress(), "listNamespaces", new JsonObject())
+        .map(j -> strings(j.getJsonArray("namespaces")));
+  }
+
+  public Future<Boolean> removeNamespace(String namespace) {
+    return request(internerAddress(), "removeNamespace", new JsonObject().put("namespace", namespace))
+        .map(j -> j.getBoolean("removed"));
+  }
+
+  // ------------------------------------------------------------------ mutex
+
+  /** The outcome of an acquire: held with a fencing token, or (tryAcquire only) queued at a position. */
+  public record Grant(String name, String owner, boolean held, Optional<FencingToken> token, int position) {
+    static Grant of(JsonObject j) {
+      boolean held = j.getBoolean("held");
+      return new Grant(j.getString("name"), j.getString("owner"), held,
+          held ? Optional.of(FencingToken.parse(j.getString("token"))) : Optional.empty(),
+          held ? 0 : j.getInteger("position"));
+    }
+  }
+
+  /** Takes the mutex if free, else joins its queue; never waits. */
+  public Future<Grant> tryAcquire(String name, String owner) {
+    return request(mutexAddress(), "tryAcquire", new JsonObject().put("name", name).put("owner", owner))
+        .map(Grant::of);
+  }
+
+  /**
+   * Waits up to {@code timeout} for the mutex; fails with code CONFLICT (reason timed_out) after
+   * leaving the queue. The holder must then {@link #heartbeat} more often than the service's lease.
+   */
+  public Future<Grant> acquire(String name, String owner, Duration timeout) {
+    return request(mutexAddress(), "acquire", new JsonObject().put("name", name).put("owner", owner)
+        .put("timeoutMs", timeout.toMillis()), sendTimeoutMs + timeout.toMillis())
+        .map(Grant::of);
+  }
+
+  /** Releases; the token (nullable) limits the release to that grant. */
+  public Future<LockEvent> release(String name, String owner, FencingToken token) {
+    return request(mutexAddress(), "release", new JsonObject().put("name", name).put("owner", owner)
+        .put("token", token == null ? null : token.toString()))
+        .map(CoordinationClient::lockEvent);
+  }
+
+  public Future<MutexOwner> heartbeat(String name, String owner, FencingToken token) {
+    return request(mutexAddress(), "heartbeat", new JsonObject().put("name", name).put("owner", owner)
+        .put("token", token == null ? null : token.toString()))
+        .map(j -> new MutexOwner(j.getString("owner"), FencingToken.parse(j.getString("token")),
+            j.getLong("heartbeats")));
+  }
+
+  public Future<Boolean> leave(String name, String owner) {
+    return request(mutexAddress(), "leave", new JsonObject().put("name", name).put("owner", owner))
+        .map(j -> j.getBoolean("left"));
+  }
+
+  /** Names of held mutexes after {@code after} (null: from the first), at most {@code limit} (1..10,000). */
+  public Future<List<String>> heldMutexes(String after, int limit) {
+    return request(mutexAddress(), "held", new JsonObject().put("after", after).put("limit", limit))
+        .map(j -> strings(j.getJsonArray("names")));
+  }
+
+  public Future<MutexState> mutexState(String name) {
+    return request(mutexAddress(), "state", new JsonObject().put("name", name)).map(j -> {
+      JsonObject o = j.getJsonObject("owner");
+      List<QueueEntry> queue = new ArrayList<>();
+      for (Object q : j.getJsonArray("queue")) {
+        JsonObject e = (JsonObject) q;
+        queue.add(new QueueEntry(e.getString("owner"), ticket(e.getString("ticket"))));
+      }
+      return new MutexState(j.getString("name"), o == null ? Optional.empty()
+          : Optional.of(new MutexOwner(o.getString("owner"), FencingToken.parse(o.getString("token")),
+              o.getLong("heartbeats"))), queue);
+    });
+  }
+
+  /**
+   * Delivers the lock events of mutex {@code name} to {@code handler} (on the caller's context)
+   * from now on, until the returned consumer is unregistered. Each event is delivered once even
+   * when several nodes publish it (they carry a totally ordered sequence).
+   */
+  public Future<MessageConsumer<JsonObject>> lockEvents(String name, Handler<LockEvent> handler) {
+    AtomicReference<FencingToken> last = new AtomicReference<>();
+    MessageConsumer<JsonObject> consumer = vertx.eventBus().consumer(prefix + ".mutex.events." + name, m -> {
+      LockEvent e = lockEvent(m.body());
+      FencingToken prev = last.get();
+      if (prev == null || e.sequence().isNewerThan(prev)) {
+        last.set(e.sequence());
+        handler.handle(e);
+      }
+    });
+    return consumer.completion()
+        .compose(v -> request(mutexAddress(), "watch", new JsonObject().put("name", name)))
+        .map(consumer)
+        .onFailure(e -> consumer.unregister());
+  }
+
+  static LockEvent lockEvent(JsonObject j) {
+    return new LockEvent(LockEvent.Type.valueOf(j.getString("type")), j.getString("mutex"),
+        FencingToken.parse(j.getString("sequence")), Optional.ofNullable(j.getString("previousOwner")),
+        Optional.ofNullable(j.getString("previousToken")).map(FencingToken::parse),
+        Optional.ofNullable(j.getString("owner")));
+  }
+
+  private static List<String> strings(JsonArray a) {
+    List<String> out = new ArrayList<>(a.size());
+    for (Object o : a) {
+      out.add((String) o);
+    }
+    return out;
+  }
+
+  /** A queue ticket as the service sends it: the 12-byte versionstamp (user version 0) in hex. */
+  private static FencingToken ticket(String hex) {
+    return FencingToken.of(Arrays.copyOf(HEX.parseHex(hex), FencingToken.LENGTH));
+  }
+
+}
