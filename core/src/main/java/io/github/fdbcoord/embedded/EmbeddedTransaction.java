@@ -978,8 +978,22 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       if (watches == null) {
         watches = new ArrayList<>();
       }
-      watches.add(new Watches.Watch(key.clone(), seen, future, executor));
+      Watches.Watch w = new Watches.Watch(key.clone(), seen, future, executor);
+      watches.add(w);
+      // FoundationDB counts a watch against the limit only while its future is live: one cancelled
+      // before the commit gives its slot back at once (after the commit, Watches does the same).
+      future.whenComplete((v, t) -> {
+        if (future.isCancelled()) {
+          releaseUncommittedWatch(w);
+        }
+      });
       return future;
+    }
+  }
+
+  private synchronized void releaseUncommittedWatch(Watches.Watch w) {
+    if (watches != null && watches.remove(w)) {
+      engine.watches.unreserve();
     }
   }
 

@@ -287,4 +287,30 @@ class WatchConformanceTest {
     });
     fired(live);
   }
+
+  @TestTemplate
+  void watchCancelledBeforeCommitGivesItsSlotBack(Fixture f) {
+    Database db = f.freshDatabase();
+    db.options().setMaxWatches(5);
+    try (Transaction tr = db.createTransaction()) {
+      for (int i = 0; i < 20; i++) {
+        CompletableFuture<Void> w = tr.watch(f.key("w" + i));
+        assertTrue(w.cancel(true));
+      }
+      List<CompletableFuture<Void>> live = new ArrayList<>();
+      for (int i = 0; i < 5; i++) {
+        live.add(tr.watch(f.key("live" + i)));
+      }
+      await(tr.commit());
+      for (CompletableFuture<Void> w : live) {
+        assertFalse(completesWithin(w, 50), "a watch within the limit of 5 live ones must stay pending");
+      }
+      db.run(t -> {
+        t.set(f.key("live3"), bytes("v"));
+        return null;
+      });
+      fired(live.get(3));
+      live.forEach(w -> w.cancel(true));
+    }
+  }
 }
