@@ -18,7 +18,9 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -74,6 +76,8 @@ import java.util.stream.Stream;
  */
 public final class CommitLog implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(CommitLog.class.getName());
+  /** The directories (real paths) a CommitLog of this JVM has open. */
+  private static final Set<Path> OPEN_DIRECTORIES = ConcurrentHashMap.newKeySet();
   /** Zero-filled space written ahead of the records at a time. */
   static final long PREALLOCATE_BYTES = 1L << 20;
 
@@ -109,6 +113,7 @@ public final class CommitLog implements AutoCloseable {
   private final Path dir;
   private final FileChannel lockChannel;
   private final FileLock lock;
+  private final Path openKey;
   private final long recoveredVersion;
 
   // Guarded by mutex: the queue and everything the appending side decides.
@@ -150,8 +155,9 @@ public final class CommitLog implements AutoCloseable {
   private volatile Thread completerThread;
   private boolean closed;
 
-  private CommitLog(Path dir, FileChannel lockChannel, FileLock lock, Recovery recovery) {
+  private CommitLog(Path dir, Path openKey, FileChannel lockChannel, FileLock lock, Recovery recovery) {
     this.dir = dir;
+    this.openKey = openKey;
     this.lockChannel = lockChannel;
     this.lock = lock;
     this.recoveredVersion = recovery.version;
@@ -180,6 +186,21 @@ public final class CommitLog implements AutoCloseable {
     Objects.requireNonNull(dir, "dir");
     Objects.requireNonNull(replay, "replay");
     Files.createDirectories(dir);
+    // Closing any channel of the lock file releases this process's lock on it (POSIX record locks
+    // belong to the process), so a second open inside this JVM must fail before it opens the file.
+    Path key = dir.toRealPath();
+    if (!OPEN_DIRECTORIES.add(key)) {
+      throw new IllegalStateException("commit log directory " + dir + " is in use: this JVM has it open");
+    }
+    try {
+      return lockAndOpen(dir, key, replay);
+    } catch (IOException | RuntimeException | Error e) {
+      OPEN_DIRECTORIES.remove(key);
+      throw e;
+    }
+  }
+
+  private static CommitLog lockAndOpen(Path dir, Path key, Replay replay) throws IOException {
     FileChannel lockChannel = FileChannel.open(dir.resolve(LogFormat.LOCK_FILE), StandardOpenOption.CREATE,
         StandardOpenOption.WRITE);
     FileLock lock;
@@ -193,11 +214,11 @@ public final class CommitLog implements AutoCloseable {
     }
     if (lock == null) {
       lockChannel.close();
-      throw new IllegalStateException("commit log directory " + dir + " is in use: another CommitLog holds "
+      throw new IllegalStateException("commit log directory " + dir + " is in use: another process holds "
           + dir.resolve(LogFormat.LOCK_FILE));
     }
     try {
-      return new CommitLog(dir, lockChannel, lock, recover(dir, replay));
+      return new CommitLog(dir, key, lockChannel, lock, recover(dir, replay));
     } catch (IOException | RuntimeException | Error e) {
       try {
         lock.release();
@@ -412,6 +433,8 @@ public final class CommitLog implements AutoCloseable {
         lockChannel.close();
       } catch (IOException e) {
         LOG.log(System.Logger.Level.WARNING, "commit log " + dir + ": releasing the lock failed", e);
+      } finally {
+        OPEN_DIRECTORIES.remove(openKey);
       }
     }
     if (interrupted) {
