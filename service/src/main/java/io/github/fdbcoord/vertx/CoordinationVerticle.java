@@ -172,7 +172,7 @@ public final class CoordinationVerticle extends VerticleBase {
         .compose(x -> {
           identityConsumer = vertx.eventBus().<JsonObject>consumer(address, message -> {
             JsonObject asking = message.body();
-            if (asking != null && !storeId.equals(asking.getString("storeId"))) {
+            if (asking != null && asking.getString("storeId") != null && !storeId.equals(asking.getString("storeId"))) {
               LOG.warning("refused a host on event-bus prefix '" + config.addressPrefix() + "' with another store: "
                   + describe(asking));
             }
