@@ -135,7 +135,10 @@ public final class CoordinationConfig {
     String best = null;
     int bestDistance = Integer.MAX_VALUE;
     for (String c : candidates) {
-      int d = editDistance(name.toLowerCase(Locale.ROOT), c.toLowerCase(Locale.ROOT));
+      String a = name.toLowerCase(Locale.ROOT);
+      String b = c.toLowerCase(Locale.ROOT);
+      // A shortened key ("store.dataDir") is as good as a typo.
+      int d = b.startsWith(a) && a.contains(".") == b.contains(".") ? 1 : editDistance(a, b);
       if (d < bestDistance) {
         best = c;
         bestDistance = d;
