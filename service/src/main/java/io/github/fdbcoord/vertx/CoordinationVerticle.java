@@ -247,9 +247,11 @@ public final class CoordinationVerticle extends VerticleBase {
         .map(v -> new JsonObject().put("status", "UP")
             .put("store", storeDescription())
             .put("writeMs", (System.nanoTime() - start) / 1_000_000.0))
-        .recover(e -> Future.failedFuture(new IllegalStateException("store refuses writes: "
-            + (e instanceof java.util.concurrent.TimeoutException ? "no commit within 2 s" : String.valueOf(e.getMessage())),
-            e)));
+        .recover(failure -> {
+          Throwable e = FailureCodes.unwrap(failure);
+          return Future.failedFuture(new IllegalStateException("store refuses writes: "
+              + (e instanceof java.util.concurrent.TimeoutException ? "no commit within 2 s" : String.valueOf(e)), e));
+        });
   }
 
   @Override

@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -12,6 +13,13 @@ import java.util.concurrent.TimeUnit;
  * one endpoint shows both.
  */
 public final class Metrics {
+  /**
+   * Bounds of the request timers' histogram buckets ({@code _bucket{le=...}} series, so a p99 can
+   * be computed across nodes): from 100 µs to the longest acquire wait; Micrometer spaces the
+   * buckets between them.
+   */
+  private static final Duration MIN_EXPECTED = Duration.ofNanos(100_000);
+  private static final Duration MAX_EXPECTED = Duration.ofMinutes(5);
   private final PrometheusMeterRegistry registry;
 
   public Metrics() {
@@ -31,6 +39,7 @@ public final class Metrics {
     Timer.builder("fdbcoord_requests")
         .description("Event-bus requests served by the coordination layers")
         .tag("address", address).tag("action", action).tag("outcome", outcome)
+        .publishPercentileHistogram().minimumExpectedValue(MIN_EXPECTED).maximumExpectedValue(MAX_EXPECTED)
         .register(registry)
         .record(nanos, TimeUnit.NANOSECONDS);
   }
@@ -40,6 +49,7 @@ public final class Metrics {
     Timer.builder("fdbcoord_http_requests")
         .description("HTTP requests answered by the coordination service")
         .tag("route", route).tag("status", Integer.toString(status))
+        .publishPercentileHistogram().minimumExpectedValue(MIN_EXPECTED).maximumExpectedValue(MAX_EXPECTED)
         .register(registry)
         .record(nanos, TimeUnit.NANOSECONDS);
   }
