@@ -63,11 +63,7 @@ public final class CoordinationMain {
     }
     warnUnlessExitOnOutOfMemory();
     Metrics metrics = new Metrics();
-    Vertx vertx = Vertx.builder()
-        .with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true)
-            .setJvmMetricsEnabled(true)))
-        .withMetrics(new MicrometerMetricsFactory(metrics.registry()))
-        .build();
+    Vertx vertx = createVertx(metrics);
     vertx.exceptionHandler(e -> {
       if (isFatal(e)) {
         haltOnFatal(Thread.currentThread(), e);
@@ -93,6 +89,15 @@ public final class CoordinationMain {
         System.err.println("shutdown did not complete cleanly: " + e);
       }
     }, "fdbcoord-shutdown"));
+  }
+
+  /** Vert.x with Micrometer metrics (Vert.x and JVM meters) bound to the service's registry. */
+  static Vertx createVertx(Metrics metrics) {
+    return Vertx.builder()
+        .with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true)
+            .setJvmMetricsEnabled(true)))
+        .withMetrics(new MicrometerMetricsFactory(metrics.registry()))
+        .build();
   }
 
   /**

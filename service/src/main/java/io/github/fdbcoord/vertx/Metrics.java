@@ -1,6 +1,7 @@
 package io.github.fdbcoord.vertx;
 
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
@@ -28,6 +29,12 @@ public final class Metrics {
 
   public Metrics(PrometheusMeterRegistry registry) {
     this.registry = registry;
+    // vertx-micrometer-metrics registers these gauges once per event-bus address, but without the
+    // address label (off: mutex event addresses would make it unbounded) every registration has the
+    // same id: Micrometer keeps the first address's gauge, ignores the others (so the value is
+    // wrong) and warns "Gauge already registered" at every start. Dropped rather than wrong.
+    registry.config().meterFilter(MeterFilter.deny(id -> id.getTag("address") == null
+        && (id.getName().equals("vertx.eventbus.handlers") || id.getName().equals("vertx.eventbus.pending"))));
   }
 
   public PrometheusMeterRegistry registry() {

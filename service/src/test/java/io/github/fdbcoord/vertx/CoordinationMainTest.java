@@ -147,6 +147,40 @@ class CoordinationMainTest {
         && l.contains("store embedded(in memory)")), lines.toString());
   }
 
+  /** The stand-alone main's Vert.x (Micrometer metrics on) starts without "Gauge already registered". */
+  @Test
+  void noDuplicateGaugeWarningAtStart() {
+    Logger root = Logger.getLogger("");
+    List<String> warnings = new CopyOnWriteArrayList<>();
+    Handler handler = new Handler() {
+      @Override
+      public void publish(LogRecord r) {
+        if (r.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) {
+          warnings.add(r.getLoggerName() + ": " + r.getMessage());
+        }
+      }
+
+      @Override
+      public void flush() {}
+
+      @Override
+      public void close() {}
+    };
+    root.addHandler(handler);
+    Metrics metrics = new Metrics();
+    Vertx vertx = CoordinationMain.createVertx(metrics);
+    try {
+      await(vertx.deployVerticle(new CoordinationVerticle(new JsonObject()
+          .put("http", new JsonObject().put("enabled", true).put("port", 0)), null, metrics)));
+      String scrape = metrics.scrape();
+      assertTrue(scrape.contains("vertx_http_server_requests") || scrape.contains("jvm_memory_used_bytes"), scrape);
+    } finally {
+      await(vertx.close());
+      root.removeHandler(handler);
+    }
+    assertFalse(warnings.stream().anyMatch(w -> w.contains("already registered")), warnings.toString());
+  }
+
   @Test
   void launcherExitsOnAMissingFileAndPrintsHelp(@TempDir Path dir) throws Exception {
     Result missing = run(List.of(CoordinationMain.class.getName(), dir.resolve("absent.json").toString()));
