@@ -94,15 +94,18 @@ public final class CoordinationVerticle extends VerticleBase {
         + (config.httpEnabled() ? ", HTTP on " + config.httpHost() + ":" + config.httpPort() : ", no HTTP"));
     Future<Database> db = sharedDatabase != null ? Future.succeededFuture(sharedDatabase)
         : workers.blocking(context, () -> {
+          String recovering = recoveryDescription(config.store().dataDirectory());
+          if (recovering != null) {
+            // Recovery of a large data directory takes seconds: say so before, and how long after.
+            LOG.info("opening store " + storeDescription() + ": recovering " + recovering);
+          }
           store = Store.open(config.store(), workers.executor());
+          LOG.info("store " + storeDescription() + " open after " + (System.nanoTime() - started) / 1_000_000 + " ms"
+              + (recovering == null ? "" : " (recovered " + recovering + ")"));
           return store.database();
         });
     return db.compose(database -> {
       this.database = database;
-      if (store != null) {
-        LOG.info(() -> "store " + storeDescription() + " open after " + (System.nanoTime() - started) / 1_000_000
-            + " ms");
-      }
       return workers.call(context, () -> DirectoryLayer.getDefault().createOrOpen(database, config.rootDirectory())
           .thenComposeAsync(dir -> {
             rootSubspace = dir;
@@ -126,6 +129,24 @@ public final class CoordinationVerticle extends VerticleBase {
           }
           closeResources();
         });
+  }
+
+  /** "N files, M MiB" in the data directory that the embedded engine is about to recover, or null. */
+  private static String recoveryDescription(java.nio.file.Path dataDirectory) {
+    if (dataDirectory == null || !java.nio.file.Files.isDirectory(dataDirectory)) {
+      return null;
+    }
+    try (var files = java.nio.file.Files.list(dataDirectory)) {
+      long[] countAndBytes = new long[2];
+      files.filter(java.nio.file.Files::isRegularFile).forEach(f -> {
+        countAndBytes[0]++;
+        countAndBytes[1] += f.toFile().length();
+      });
+      return countAndBytes[0] + " files, " + String.format(java.util.Locale.ROOT, "%.1f", countAndBytes[1] / 1048576.0)
+          + " MiB";
+    } catch (java.io.IOException | java.io.UncheckedIOException e) {
+      return null;
+    }
   }
 
   /** What the store is, for logs and the identity probe: engine and where its data lives. */

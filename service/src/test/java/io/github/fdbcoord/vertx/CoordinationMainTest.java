@@ -121,7 +121,7 @@ class CoordinationMainTest {
   }
 
   @Test
-  void storeInUseIsLoggedAtStart(Vertx vertx) {
+  void storeInUseIsLoggedAtStart(Vertx vertx, @TempDir Path data) {
     Logger logger = Logger.getLogger(CoordinationVerticle.class.getName());
     List<String> lines = new CopyOnWriteArrayList<>();
     Handler handler = new Handler() {
@@ -137,14 +137,28 @@ class CoordinationMainTest {
       public void close() {}
     };
     logger.addHandler(handler);
+    JsonObject durable = new JsonObject().put("store", new JsonObject().put("dataDirectory", data.toString()));
     try {
       String id = await(vertx.deployVerticle(new CoordinationVerticle(new JsonObject())));
       await(vertx.undeploy(id));
+      assertTrue(lines.stream().anyMatch(l -> l.startsWith("INFO coordination service started")
+          && l.contains("store embedded(in memory)")), lines.toString());
+      // A data directory: where it is, and a line before and after its recovery.
+      for (int run = 0; run < 2; run++) {
+        lines.clear();
+        id = await(vertx.deployVerticle(new CoordinationVerticle(durable)));
+        await(vertx.undeploy(id));
+      }
     } finally {
       logger.removeHandler(handler);
     }
-    assertTrue(lines.stream().anyMatch(l -> l.startsWith("INFO coordination service started")
-        && l.contains("store embedded(in memory)")), lines.toString());
+    String store = "store embedded(" + data + ")";
+    assertTrue(lines.stream().anyMatch(l -> l.startsWith("INFO opening " + store + ": recovering ")
+        && l.contains(" files, ")), lines.toString());
+    assertTrue(lines.stream().anyMatch(l -> l.startsWith("INFO " + store + " open after ")
+        && l.contains("(recovered ")), lines.toString());
+    assertTrue(lines.stream().anyMatch(l -> l.startsWith("INFO coordination service started") && l.contains(store)),
+        lines.toString());
   }
 
   /** The stand-alone main's Vert.x (Micrometer metrics on) starts without "Gauge already registered". */
