@@ -89,7 +89,7 @@ public final class CoordinationVerticle extends VerticleBase {
     }
     workers = new StoreWorkers(config.workerPoolSize());
     long started = System.nanoTime();
-    LOG.info(() -> "coordination service starting: store " + storeDescription() + ", event-bus prefix '"
+    LOG.fine(() -> "coordination service starting: store " + storeDescription() + ", event-bus prefix '"
         + config.addressPrefix() + "', root directory " + config.rootDirectory()
         + (config.httpEnabled() ? ", HTTP on " + config.httpHost() + ":" + config.httpPort() : ", no HTTP"));
     Future<Database> db = sharedDatabase != null ? Future.succeededFuture(sharedDatabase)
@@ -100,8 +100,8 @@ public final class CoordinationVerticle extends VerticleBase {
             LOG.info("opening store " + storeDescription() + ": recovering " + recovering);
           }
           store = Store.open(config.store(), workers.executor());
-          LOG.info("store " + storeDescription() + " open after " + (System.nanoTime() - started) / 1_000_000 + " ms"
-              + (recovering == null ? "" : " (recovered " + recovering + ")"));
+          LOG.log(recovering == null ? Level.FINE : Level.INFO, "store " + storeDescription() + " open after "
+              + (System.nanoTime() - started) / 1_000_000 + " ms" + (recovering == null ? "" : " (recovered " + recovering + ")"));
           return store.database();
         });
     return db.compose(database -> {
