@@ -196,7 +196,7 @@ public final class CoordinationMain {
         System.err.println("warning: the JVM runs without -XX:+ExitOnOutOfMemoryError: an OutOfMemoryError caught"
             + " inside a request would leave the service running without memory; add the flag (the Dockerfile does)");
       }
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | LinkageError e) {
       // Not a HotSpot JVM: nothing to check.
     }
   }
