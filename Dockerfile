@@ -36,4 +36,6 @@ ENV FDBCOORD_HTTP_HOST=0.0.0.0 \
 VOLUME /app/data
 EXPOSE 8080
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["java", "-jar", "/app/app.jar", "conf/config.json"]
+# An OutOfMemoryError ends the process (the container's restart policy brings it back): a JVM out
+# of memory would otherwise keep answering every write with an error while looking alive.
+ENTRYPOINT ["java", "-XX:+ExitOnOutOfMemoryError", "-jar", "/app/app.jar", "conf/config.json"]

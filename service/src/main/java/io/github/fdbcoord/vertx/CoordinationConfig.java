@@ -8,13 +8,16 @@ import java.net.InetAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 
 /**
  * The service's configuration, read from a JSON object (conf/config.json or a deployment's config)
  * with documented defaults (docs/vertx.md). Every key is optional; a present key of the wrong type
- * or out of range fails with an {@link IllegalArgumentException} naming the key.
+ * or out of range, or a key this class does not know (a misspelling would otherwise silently fall
+ * back to a default), fails with an {@link IllegalArgumentException} naming the key.
  *
  * <pre>
  * {
@@ -22,7 +25,7 @@ import java.util.Set;
  *   "rootDirectory": ["fdbcoord"],
  *   "addressPrefix": "fdb",
  *   "workerPoolSize": 8,
- *   "http": {"enabled": true, "host": "127.0.0.1", "port": 8080, "token": null,
+ *   "http": {"enabled": false, "host": "127.0.0.1", "port": 8080, "token": null,
  *            "bodyLimit": 1048576, "maxWebSocketSubscriptions": 100},
  *   "mutex": {"leaseMs": 10000, "heartbeatIntervalMs": 2000, "reaperIntervalMs": 1000,
  *             "maxAcquireTimeoutMs": 300000, "eventRetentionMs": 60000, "maxWatched": 1000},
@@ -55,6 +58,8 @@ public final class CoordinationConfig {
   private final long internerCacheMaxBytes;
   private final long directoryCacheSize;
   private final int maxPageSize;
+  /** Every key (dotted path) read so far: whatever else the JSON holds is unknown. */
+  private final Set<String> known = new LinkedHashSet<>();
 
   private CoordinationConfig(JsonObject json) {
     this.json = json.copy();
@@ -67,12 +72,15 @@ public final class CoordinationConfig {
     }
     this.workerPoolSize = intValue(json, "workerPoolSize", 8, 1, 1024);
     JsonObject http = object(json, "http");
-    this.httpEnabled = bool(http, "http.enabled", "enabled", true);
+    // Off unless asked for: an embedding application decides whether this node serves HTTP
+    // (the stand-alone main's conf/config.json turns it on).
+    this.httpEnabled = bool(http, "http.enabled", "enabled", false);
     this.httpHost = string(http, "http.host", "host", "127.0.0.1");
     this.httpPort = intValue(http, "http.port", "port", 8080, 0, 65535);
     this.httpToken = string(http, "http.token", "token", null);
-    if (httpToken != null && httpToken.isEmpty()) {
-      throw new IllegalArgumentException("http.token must not be empty: leave it out (or null) to disable it");
+    if (httpToken != null && httpToken.isBlank()) {
+      throw new IllegalArgumentException("http.token must not be empty or only white space"
+          + " (it would be guessed at once): leave it out (or null) to disable it");
     }
     this.bodyLimit = longValue(http, "http.bodyLimit", "bodyLimit", 1L << 20, 1, 1L << 30);
     this.maxWebSocketSubscriptions = intValue(http, "http.maxWebSocketSubscriptions", "maxWebSocketSubscriptions",
@@ -104,6 +112,58 @@ public final class CoordinationConfig {
     JsonObject directory = object(json, "directory");
     this.directoryCacheSize = longValue(directory, "directory.cacheSize", "cacheSize", 10_000, 0, Long.MAX_VALUE);
     this.maxPageSize = intValue(directory, "directory.maxPageSize", "maxPageSize", 1000, 1, 1_000_000);
+    refuseUnknownKeys(json, "");
+  }
+
+  private void refuseUnknownKeys(JsonObject json, String parent) {
+    for (String key : json.fieldNames()) {
+      String name = parent + key;
+      if (!known.contains(name)) {
+        String nearest = nearest(name, known);
+        throw new IllegalArgumentException("unknown key '" + name + "'"
+            + (nearest == null ? "" : " (did you mean '" + nearest + "'?)") + "; known keys: " + known);
+      }
+      Object v = json.getValue(key);
+      if (v instanceof JsonObject) {
+        refuseUnknownKeys((JsonObject) v, name + ".");
+      }
+    }
+  }
+
+  /** The known key closest to {@code name} in edit distance, or null when none is reasonably close. */
+  static String nearest(String name, Set<String> candidates) {
+    String best = null;
+    int bestDistance = Integer.MAX_VALUE;
+    for (String c : candidates) {
+      String a = name.toLowerCase(Locale.ROOT);
+      String b = c.toLowerCase(Locale.ROOT);
+      // A shortened key ("store.dataDir") is as good as a typo.
+      int d = b.startsWith(a) && a.contains(".") == b.contains(".") ? 1 : editDistance(a, b);
+      if (d < bestDistance) {
+        best = c;
+        bestDistance = d;
+      }
+    }
+    return bestDistance <= Math.max(2, name.length() / 3) ? best : null;
+  }
+
+  private static int editDistance(String a, String b) {
+    int[] prev = new int[b.length() + 1];
+    int[] cur = new int[b.length() + 1];
+    for (int j = 0; j <= b.length(); j++) {
+      prev[j] = j;
+    }
+    for (int i = 1; i <= a.length(); i++) {
+      cur[0] = i;
+      for (int j = 1; j <= b.length(); j++) {
+        int substitution = prev[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
+        cur[j] = Math.min(substitution, Math.min(prev[j] + 1, cur[j - 1] + 1));
+      }
+      int[] t = prev;
+      prev = cur;
+      cur = t;
+    }
+    return prev[b.length()];
   }
 
   /** Reads {@code json} (null: all defaults). */
@@ -127,6 +187,11 @@ public final class CoordinationConfig {
 
   public String addressPrefix() {
     return addressPrefix;
+  }
+
+  /** Where each host answers which store it serves (see {@link StoreIdentity}). */
+  public String storeAddress() {
+    return addressPrefix + ".store";
   }
 
   public String directoryAddress() {
@@ -239,7 +304,7 @@ public final class CoordinationConfig {
     return false;
   }
 
-  private static StoreOptions storeOptions(JsonObject store) {
+  private StoreOptions storeOptions(JsonObject store) {
     String engine = string(store, "store.engine", "engine", "embedded");
     String dataDirectory = string(store, "store.dataDirectory", "dataDirectory", null);
     String clusterFile = string(store, "store.clusterFile", "clusterFile", null);
@@ -258,7 +323,8 @@ public final class CoordinationConfig {
     return latencyMs == 0 ? options : options.withLatency(Duration.ofMillis(latencyMs));
   }
 
-  private static JsonObject object(JsonObject json, String key) {
+  private JsonObject object(JsonObject json, String key) {
+    known.add(key);
     Object v = json.getValue(key);
     if (v == null) {
       return new JsonObject();
@@ -269,7 +335,8 @@ public final class CoordinationConfig {
     return (JsonObject) v;
   }
 
-  private static List<String> stringList(JsonObject json, String key, List<String> def) {
+  private List<String> stringList(JsonObject json, String key, List<String> def) {
+    known.add(key);
     Object v = json.getValue(key);
     if (v == null) {
       return def;
@@ -287,11 +354,12 @@ public final class CoordinationConfig {
     return List.copyOf(out);
   }
 
-  private static String string(JsonObject json, String key, String def) {
+  private String string(JsonObject json, String key, String def) {
     return string(json, key, key, def);
   }
 
-  private static String string(JsonObject json, String name, String key, String def) {
+  private String string(JsonObject json, String name, String key, String def) {
+    known.add(name);
     Object v = json.getValue(key);
     if (v == null) {
       return def;
@@ -302,7 +370,8 @@ public final class CoordinationConfig {
     return (String) v;
   }
 
-  private static boolean bool(JsonObject json, String name, String key, boolean def) {
+  private boolean bool(JsonObject json, String name, String key, boolean def) {
+    known.add(name);
     Object v = json.getValue(key);
     if (v == null) {
       return def;
@@ -313,15 +382,16 @@ public final class CoordinationConfig {
     return (Boolean) v;
   }
 
-  private static int intValue(JsonObject json, String key, int def, int min, int max) {
+  private int intValue(JsonObject json, String key, int def, int min, int max) {
     return intValue(json, key, key, def, min, max);
   }
 
-  private static int intValue(JsonObject json, String name, String key, int def, int min, int max) {
+  private int intValue(JsonObject json, String name, String key, int def, int min, int max) {
     return (int) longValue(json, name, key, def, min, max);
   }
 
-  private static long longValue(JsonObject json, String name, String key, long def, long min, long max) {
+  private long longValue(JsonObject json, String name, String key, long def, long min, long max) {
+    known.add(name);
     Object v = json.getValue(key);
     if (v == null) {
       return def;

@@ -7,37 +7,68 @@ import io.vertx.micrometer.MicrometerMetricsFactory;
 import io.vertx.micrometer.MicrometerMetricsOptions;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The stand-alone service: {@code java -jar vertx-fdb-coordination-fat.jar [config.json]}. Reads
- * the configuration file (default {@code conf/config.json}; environment overrides
+ * The stand-alone service: {@code java -XX:+ExitOnOutOfMemoryError -jar vertx-fdb-coordination-fat.jar
+ * [config.json]} ({@code --help} prints the usage). Reads the configuration file (default
+ * {@code conf/config.json}; a missing file is an error, never an in-memory default; environment overrides
  * {@code FDBCOORD_HTTP_HOST}, {@code FDBCOORD_HTTP_PORT}, {@code FDBCOORD_HTTP_TOKEN},
  * {@code FDBCOORD_CLUSTER_FILE}, {@code FDBCOORD_DATA_DIR}), starts Vert.x with Micrometer metrics
  * (served at /metrics together with the service's own) and deploys {@link CoordinationVerticle}.
- * On SIGTERM/SIGINT it undeploys (releasing this node's locks) and closes the store.
+ * On SIGTERM/SIGINT it undeploys (releasing this node's locks) and closes the store. An
+ * OutOfMemoryError that reaches a thread's top halts the JVM (status 3); run it with
+ * {@code -XX:+ExitOnOutOfMemoryError} so that every OutOfMemoryError does.
  */
 public final class CoordinationMain {
+  static final String USAGE = String.join(System.lineSeparator(),
+      "usage: java -XX:+ExitOnOutOfMemoryError -jar vertx-fdb-coordination-service-fat.jar [config.json]",
+      "       java -jar vertx-fdb-coordination-service-fat.jar --help",
+      "",
+      "Runs the coordination service (FoundationDB layers on the Vert.x event bus, HTTP API).",
+      "  config.json   the configuration file (default: conf/config.json in the working directory);",
+      "                keys and defaults in docs/vertx.md. A missing or unreadable file is an error.",
+      "Environment overrides: FDBCOORD_HTTP_HOST, FDBCOORD_HTTP_PORT, FDBCOORD_HTTP_TOKEN,",
+      "  FDBCOORD_CLUSTER_FILE (switches to the cluster engine), FDBCOORD_DATA_DIR.",
+      "Exit codes: 0 stopped by SIGTERM/SIGINT (or --help), 1 failed to start, 2 bad command line or",
+      "  configuration, 3 out of memory or another fatal JVM error.");
+
+  /** Exit status after an OutOfMemoryError or another VirtualMachineError. */
+  static final int EXIT_FATAL = 3;
+
   private CoordinationMain() {}
 
+  /** The command line could not be used: {@code status} is the exit status, the message says why. */
+  static final class CommandLineException extends Exception {
+    final int status;
+
+    CommandLineException(int status, String message) {
+      super(message);
+      this.status = status;
+    }
+  }
+
   public static void main(String[] args) throws Exception {
-    Path file = Path.of(args.length > 0 ? args[0] : "conf/config.json");
+    installFatalErrorHandler();
     JsonObject config;
     try {
-      config = withEnvironment(Files.exists(file) ? new JsonObject(Files.readString(file)) : new JsonObject());
-    } catch (IOException | RuntimeException e) {
-      System.err.println("cannot read the configuration " + file.toAbsolutePath() + ": " + e.getMessage());
-      System.exit(2);
+      config = configuration(args);
+    } catch (CommandLineException e) {
+      (e.status == 0 ? System.out : System.err).println(e.getMessage());
+      System.exit(e.status);
       return;
     }
+    warnUnlessExitOnOutOfMemory();
     Metrics metrics = new Metrics();
-    Vertx vertx = Vertx.builder()
-        .with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true)
-            .setJvmMetricsEnabled(true)))
-        .withMetrics(new MicrometerMetricsFactory(metrics.registry()))
-        .build();
+    Vertx vertx = createVertx(metrics);
+    vertx.exceptionHandler(e -> {
+      if (isFatal(e)) {
+        haltOnFatal(Thread.currentThread(), e);
+      }
+    });
     CoordinationVerticle service = new CoordinationVerticle(config, null, metrics);
     try {
       vertx.deployVerticle(service).await(60, TimeUnit.SECONDS);
@@ -48,8 +79,9 @@ public final class CoordinationMain {
       return;
     }
     CoordinationConfig c = service.coordinationConfig();
-    System.out.println("vertx-fdb-coordination: store " + c.store() + ", event-bus prefix '" + c.addressPrefix() + "'"
-        + (c.httpEnabled() ? ", HTTP on http://" + c.httpHost() + ":" + service.httpPort() : ""));
+    System.out.println("vertx-fdb-coordination: store " + describe(c) + ", store id " + service.storeId()
+        + ", event-bus prefix '" + c.addressPrefix() + "'"
+        + (c.httpEnabled() ? ", HTTP on http://" + c.httpHost() + ":" + service.httpPort() : ", HTTP disabled"));
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       try {
         vertx.close().await(20, TimeUnit.SECONDS);
@@ -57,6 +89,116 @@ public final class CoordinationMain {
         System.err.println("shutdown did not complete cleanly: " + e);
       }
     }, "fdbcoord-shutdown"));
+  }
+
+  /** Vert.x with Micrometer metrics (Vert.x and JVM meters) bound to the service's registry. */
+  static Vertx createVertx(Metrics metrics) {
+    return Vertx.builder()
+        .with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true)
+            .setJvmMetricsEnabled(true)))
+        .withMetrics(new MicrometerMetricsFactory(metrics.registry()))
+        .build();
+  }
+
+  /**
+   * The configuration the command line asks for: the file named by the only argument (default
+   * {@code conf/config.json}) with the environment's overrides, checked. {@code --help} and every
+   * problem (unknown option, missing or unreadable file, invalid JSON or keys) end in a
+   * {@link CommandLineException} saying what to do; nothing falls back to an in-memory default.
+   */
+  static JsonObject configuration(String[] args) throws CommandLineException {
+    if (args.length == 1 && (args[0].equals("--help") || args[0].equals("-h") || args[0].equals("-help"))) {
+      throw new CommandLineException(0, USAGE);
+    }
+    if (args.length > 1 || (args.length == 1 && args[0].startsWith("-"))) {
+      throw new CommandLineException(2, "unexpected arguments " + String.join(" ", args) + System.lineSeparator()
+          + USAGE);
+    }
+    Path file = Path.of(args.length == 1 ? args[0] : "conf/config.json");
+    if (!Files.exists(file)) {
+      throw new CommandLineException(2, "the configuration file " + file.toAbsolutePath() + " does not exist"
+          + (args.length == 0 ? " (no file was given, so conf/config.json in the working directory "
+              + Path.of("").toAbsolutePath() + " was tried)" : "")
+          + System.lineSeparator() + USAGE);
+    }
+    JsonObject config;
+    try {
+      config = withEnvironment(new JsonObject(Files.readString(file)));
+    } catch (IOException e) {
+      throw new CommandLineException(2, "cannot read the configuration file " + file.toAbsolutePath() + ": " + e);
+    } catch (RuntimeException e) {
+      throw new CommandLineException(2, "the configuration file " + file.toAbsolutePath() + " is not valid: "
+          + e.getMessage());
+    }
+    try {
+      CoordinationConfig.from(config);
+    } catch (IllegalArgumentException e) {
+      throw new CommandLineException(2, "the configuration file " + file.toAbsolutePath() + " is not valid: "
+          + e.getMessage());
+    }
+    return config;
+  }
+
+  private static String describe(CoordinationConfig c) {
+    String store = c.store().toString();
+    return store.contains("in memory") ? store + " (NOT durable: every key is lost when the process stops)" : store;
+  }
+
+  /** Whether {@code t} (or a cause) means the JVM can no longer be trusted to run the service. */
+  static boolean isFatal(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof VirtualMachineError) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Halts the JVM on an OutOfMemoryError (or another VirtualMachineError) that reaches a thread's
+   * top: a service that cannot allocate answers every write with an error while looking alive, and
+   * a supervisor (Docker, systemd, Kubernetes) restarts a dead process but not a sick one. Other
+   * uncaught exceptions are printed as the JVM would.
+   */
+  static void installFatalErrorHandler() {
+    Thread.setDefaultUncaughtExceptionHandler((thread, e) -> {
+      if (isFatal(e)) {
+        haltOnFatal(thread, e);
+      }
+      System.err.print("Exception in thread \"" + thread.getName() + "\" ");
+      e.printStackTrace();
+    });
+  }
+
+  private static void haltOnFatal(Thread thread, Throwable e) {
+    try {
+      System.err.println("fatal: " + e + " in thread " + thread.getName() + "; halting with status " + EXIT_FATAL);
+      System.err.flush();
+    } finally {
+      // halt, not exit: shutdown hooks would need memory and threads the JVM may not have.
+      Runtime.getRuntime().halt(EXIT_FATAL);
+    }
+  }
+
+  /**
+   * Most OutOfMemoryErrors are caught on their way (a failed future, an error reply), never reaching
+   * a thread's top; only the JVM flag ends the process at the first one. Without it, say so.
+   */
+  private static void warnUnlessExitOnOutOfMemory() {
+    try {
+      var hotspot = ManagementFactory.getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class);
+      if (hotspot == null) {
+        return;
+      }
+      boolean exits = Boolean.parseBoolean(hotspot.getVMOption("ExitOnOutOfMemoryError").getValue())
+          || Boolean.parseBoolean(hotspot.getVMOption("CrashOnOutOfMemoryError").getValue());
+      if (!exits) {
+        System.err.println("warning: the JVM runs without -XX:+ExitOnOutOfMemoryError: an OutOfMemoryError caught"
+            + " inside a request would leave the service running without memory; add the flag (the Dockerfile does)");
+      }
+    } catch (RuntimeException | LinkageError e) {
+      // Not a HotSpot JVM: nothing to check.
+    }
   }
 
   /** Applies the FDBCOORD_* environment variables on top of the file's configuration. */

@@ -2,6 +2,7 @@ package io.github.fdbcoord.vertx;
 
 import com.apple.foundationdb.Database;
 import com.apple.foundationdb.directory.DirectoryLayer;
+import com.apple.foundationdb.subspace.Subspace;
 import io.github.fdbcoord.allocator.AllocatorService;
 import io.github.fdbcoord.allocator.AllocatorServiceOptions;
 import io.github.fdbcoord.directory.DirectoryService;
@@ -13,6 +14,10 @@ import io.github.fdbcoord.mutex.MutexService;
 import io.github.fdbcoord.store.Store;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonObject;
 
 import java.util.ArrayList;
@@ -24,8 +29,8 @@ import java.util.logging.Logger;
 
 /**
  * The whole coordination service as one verticle: reads a {@link CoordinationConfig}, opens the
- * store on worker threads, and deploys the four layer verticles and (unless disabled) the HTTP
- * server. Undeploying it releases the mutexes held through this node, stops the reaper and closes
+ * store on worker threads, checks that no other host on the event-bus prefix serves another store,
+ * and deploys the four layer verticles and (when {@code http.enabled}) the HTTP server. Undeploying it releases the mutexes held through this node, stops the reaper and closes
  * the store it opened.
  *
  * <pre>
@@ -49,6 +54,11 @@ public final class CoordinationVerticle extends VerticleBase {
   private HttpVerticle http;
   private MutexVerticle mutexVerticle;
   private final List<String> deployments = new ArrayList<>();
+  private Subspace rootSubspace;
+  private String storeId;
+  private MessageConsumer<JsonObject> identityConsumer;
+  private static final long PROBE_TIMEOUT_MS = 5_000;
+  private static final String HOST = java.lang.management.ManagementFactory.getRuntimeMXBean().getName();
 
   /** Configured by the deployment's config (DeploymentOptions.setConfig). */
   public CoordinationVerticle() {
@@ -78,18 +88,124 @@ public final class CoordinationVerticle extends VerticleBase {
       return Future.failedFuture(new IllegalArgumentException("invalid coordination config: " + e.getMessage(), e));
     }
     workers = new StoreWorkers(config.workerPoolSize());
+    long started = System.nanoTime();
+    LOG.fine(() -> "coordination service starting: store " + storeDescription() + ", event-bus prefix '"
+        + config.addressPrefix() + "', root directory " + config.rootDirectory()
+        + (config.httpEnabled() ? ", HTTP on " + config.httpHost() + ":" + config.httpPort() : ", no HTTP"));
     Future<Database> db = sharedDatabase != null ? Future.succeededFuture(sharedDatabase)
         : workers.blocking(context, () -> {
+          String recovering = recoveryDescription(config.store().dataDirectory());
+          if (recovering != null) {
+            // Recovery of a large data directory takes seconds: say so before, and how long after.
+            LOG.info("opening store " + storeDescription() + ": recovering " + recovering);
+          }
           store = Store.open(config.store(), workers.executor());
+          LOG.log(recovering == null ? Level.FINE : Level.INFO, "store " + storeDescription() + " open after "
+              + (System.nanoTime() - started) / 1_000_000 + " ms" + (recovering == null ? "" : " (recovered " + recovering + ")"));
           return store.database();
         });
     return db.compose(database -> {
       this.database = database;
-      return workers.call(context, () -> openLayers(database));
-    }).compose(layers -> deployAll(layers)).onFailure(e -> {
-      LOG.log(Level.SEVERE, "coordination service failed to start", e);
-      closeResources();
-    });
+      return workers.call(context, () -> DirectoryLayer.getDefault().createOrOpen(database, config.rootDirectory())
+          .thenComposeAsync(dir -> {
+            rootSubspace = dir;
+            return StoreIdentity.readOrCreate(database, dir);
+          }, workers.executor()));
+    }).compose(id -> {
+      storeId = id;
+      return claimAddressPrefix();
+    }).compose(x -> workers.call(context, () -> openLayers(database)))
+        .compose(layers -> deployAll(layers))
+        .onSuccess(x -> LOG.info(() -> "coordination service started in "
+            + (System.nanoTime() - started) / 1_000_000 + " ms: store " + storeDescription() + " (id " + storeId
+            + "), event-bus prefix '" + config.addressPrefix() + "'"
+            + (http == null ? "" : ", HTTP on " + config.httpHost() + ":" + http.actualPort())))
+        .onFailure(e -> {
+          // The cause goes back to the deployer, which decides how loud to be; a stack trace here
+          // would only repeat it.
+          LOG.warning("coordination service failed to start: " + e.getMessage());
+          if (identityConsumer != null) {
+            identityConsumer.unregister();
+          }
+          closeResources();
+        });
+  }
+
+  /** "N files, M MiB" in the data directory that the embedded engine is about to recover, or null. */
+  private static String recoveryDescription(java.nio.file.Path dataDirectory) {
+    if (dataDirectory == null || !java.nio.file.Files.isDirectory(dataDirectory)) {
+      return null;
+    }
+    try (var files = java.nio.file.Files.list(dataDirectory)) {
+      long[] countAndBytes = new long[2];
+      files.filter(java.nio.file.Files::isRegularFile).forEach(f -> {
+        countAndBytes[0]++;
+        countAndBytes[1] += f.toFile().length();
+      });
+      return countAndBytes[0] + " files, " + String.format(java.util.Locale.ROOT, "%.1f", countAndBytes[1] / 1048576.0)
+          + " MiB";
+    } catch (java.io.IOException | java.io.UncheckedIOException e) {
+      return null;
+    }
+  }
+
+  /** What the store is, for logs and the identity probe: engine and where its data lives. */
+  String storeDescription() {
+    if (sharedDatabase != null) {
+      return "shared " + (sharedDatabase instanceof io.github.fdbcoord.embedded.EmbeddedDatabase e
+          ? (e.embeddedOptions().dataDirectory() == null ? "embedded(in memory)"
+              : "embedded(" + e.embeddedOptions().dataDirectory() + ")")
+          : sharedDatabase.getClass().getSimpleName());
+    }
+    return config.store().toString();
+  }
+
+  /**
+   * Asks whoever already answers on {@code <prefix>.store} which store it serves, and refuses to
+   * start when it is another one: two hosts with different stores behind one address would split
+   * the data (the event bus round-robins between them). Then answers that question itself.
+   *
+   * <p>Two hosts starting at the same instant may both find no one; the window is the probe's
+   * round trip (see docs/vertx.md).
+   */
+  private Future<?> claimAddressPrefix() {
+    String address = config.storeAddress();
+    JsonObject mine = new JsonObject().put("storeId", storeId).put("store", storeDescription())
+        .put("rootDirectory", new io.vertx.core.json.JsonArray(config.rootDirectory())).put("host", HOST);
+    return vertx.eventBus().<JsonObject>request(address, mine, new DeliveryOptions().setSendTimeout(PROBE_TIMEOUT_MS))
+        .transform(ar -> {
+          if (ar.succeeded()) {
+            JsonObject theirs = ar.result().body();
+            if (!storeId.equals(theirs.getString("storeId"))) {
+              return Future.failedFuture(new IllegalStateException("another host already serves event-bus prefix '"
+                  + config.addressPrefix() + "' with a different store: " + describe(theirs) + "; this host has "
+                  + describe(mine) + ". Point both at the same store (same cluster file, data directory or"
+                  + " shared Database, same rootDirectory) or give this one another addressPrefix"));
+            }
+            return Future.succeededFuture();
+          }
+          if (ar.cause() instanceof ReplyException r && r.failureType() == ReplyFailure.NO_HANDLERS) {
+            return Future.succeededFuture();
+          }
+          return Future.failedFuture(new IllegalStateException("cannot check which store the other hosts on"
+              + " event-bus prefix '" + config.addressPrefix() + "' serve: " + ar.cause().getMessage(), ar.cause()));
+        })
+        .compose(x -> {
+          identityConsumer = vertx.eventBus().<JsonObject>consumer(address, message -> {
+            JsonObject asking = message.body();
+            if (asking != null && asking.getString("storeId") != null && !storeId.equals(asking.getString("storeId"))) {
+              LOG.warning("refused a host on event-bus prefix '" + config.addressPrefix() + "' with another store: "
+                  + describe(asking));
+            }
+            message.reply(mine);
+          });
+          return identityConsumer.completion();
+        });
+  }
+
+  private static String describe(JsonObject host) {
+    return "store " + host.getString("store") + " (id " + host.getString("storeId") + ", root directory "
+        + host.getValue("rootDirectory") + ") on " + host.getString("host");
   }
 
   private record Layers(DirectoryService directories, AllocatorService allocators, InternerService interners,
@@ -97,8 +213,9 @@ public final class CoordinationVerticle extends VerticleBase {
 
   private CompletableFuture<Layers> openLayers(Database db) {
     var exec = workers.executor();
+    // One more than the largest page: DirectoryVerticle reads one extra name to leave out the root.
     DirectoryService directories = DirectoryService.create(db, new DirectoryServiceOptions()
-        .setCacheSize(config.directoryCacheSize()).setMaxPageSize(config.maxPageSize()).setExecutor(exec));
+        .setCacheSize(config.directoryCacheSize()).setMaxPageSize(config.maxPageSize() + 1).setExecutor(exec));
     InternerService interners = InternerService.create(db, InternerOptions.builder()
         .rootPath(child("interner")).maxBatchSize(config.maxBatchSize())
         .cacheMaxBytes(config.internerCacheMaxBytes()).executor(exec).build());
@@ -123,7 +240,8 @@ public final class CoordinationVerticle extends VerticleBase {
     mutexVerticle = new MutexVerticle(config.mutexAddress(), config.addressPrefix(), layers.mutexes(),
         config.maxAcquireTimeout(), config.maxWatched(), workers, metrics);
     List<io.vertx.core.Deployable> verticles = new ArrayList<>(List.of(
-        new DirectoryVerticle(config.directoryAddress(), layers.directories(), config.maxPageSize(), workers, metrics),
+        new DirectoryVerticle(config.directoryAddress(), layers.directories(), config.maxPageSize(),
+            config.rootDirectory(), workers, metrics),
         new AllocatorVerticle(config.allocatorAddress(), layers.allocators(), workers, metrics),
         new InternerVerticle(config.internerAddress(), layers.interners(), config.maxBatchSize(), workers, metrics),
         mutexVerticle));
@@ -138,16 +256,23 @@ public final class CoordinationVerticle extends VerticleBase {
     return chain;
   }
 
-  /** Whether the store answers a read within 2 seconds. */
+  /**
+   * Whether the store accepts a write within 2 seconds: a blind write of one key in the root
+   * directory. A read alone would pass while commits fail (a full heap, a failed log, a cluster
+   * that lost its logs).
+   */
   Future<JsonObject> health() {
     long start = System.nanoTime();
-    return workers.call(context, () -> database.readAsync(tr -> tr.get(new byte[] {0x00}), workers.executor())
+    return workers.call(context, () -> StoreIdentity.writeHealth(database, rootSubspace, System.currentTimeMillis())
         .orTimeout(2, TimeUnit.SECONDS))
         .map(v -> new JsonObject().put("status", "UP")
-            .put("store", sharedDatabase != null ? "shared" : config.store().toString())
-            .put("readMs", (System.nanoTime() - start) / 1_000_000.0))
-        .recover(e -> Future.failedFuture(new IllegalStateException("store unreachable: "
-            + (e instanceof java.util.concurrent.TimeoutException ? "no answer within 2 s" : e.getMessage()), e)));
+            .put("store", storeDescription())
+            .put("writeMs", (System.nanoTime() - start) / 1_000_000.0))
+        .recover(failure -> {
+          Throwable e = FailureCodes.unwrap(failure);
+          return Future.failedFuture(new IllegalStateException("store refuses writes: "
+              + (e instanceof java.util.concurrent.TimeoutException ? "no commit within 2 s" : String.valueOf(e)), e));
+        });
   }
 
   @Override
@@ -155,7 +280,7 @@ public final class CoordinationVerticle extends VerticleBase {
     // Layer verticles first (the mutex verticle releases this node's grants while the store is open).
     List<String> ids = new ArrayList<>(deployments);
     java.util.Collections.reverse(ids);
-    Future<?> chain = Future.succeededFuture();
+    Future<?> chain = identityConsumer == null ? Future.succeededFuture() : identityConsumer.unregister();
     for (String id : ids) {
       chain = chain.transform(x -> vertx.deploymentIDs().contains(id) ? vertx.undeploy(id) : Future.succeededFuture());
     }
@@ -194,6 +319,16 @@ public final class CoordinationVerticle extends VerticleBase {
   /** The port the HTTP server listens on, or -1 when HTTP is disabled. */
   public int httpPort() {
     return http == null ? -1 : http.actualPort();
+  }
+
+  /** The database the service uses (tests clean up the service's root directory through it). */
+  Database database() {
+    return database;
+  }
+
+  /** The id of the store this service serves (see {@link StoreIdentity}). */
+  public String storeId() {
+    return storeId;
   }
 
   public Metrics metrics() {

@@ -104,12 +104,31 @@ public final class FailureCodes {
       }
       return failure(UNAVAILABLE, "unavailable", "store error " + code + ": " + e.getMessage());
     }
+    if (e instanceof VirtualMachineError) {
+      reportFatal(e);
+      return failure(UNAVAILABLE, "unavailable", e.getClass().getSimpleName() + ": " + e.getMessage());
+    }
     if (e instanceof StoreUnavailableException || e instanceof RejectedExecutionException) {
       return failure(UNAVAILABLE, "unavailable", String.valueOf(e.getMessage()));
     }
     // Unexpected: log the stack trace here, send only the message.
     LOG.log(Level.WARNING, "unexpected failure", e);
     return failure(UNAVAILABLE, "unavailable", e.getClass().getSimpleName() + ": " + e.getMessage());
+  }
+
+  /**
+   * Hands an OutOfMemoryError (or another VirtualMachineError) caught on its way to a reply to the
+   * JVM's default uncaught-exception handler, as if it had reached a thread's top: the stand-alone
+   * main's handler halts the process (a service out of memory must not look alive); an embedding
+   * application's handler decides for itself.
+   */
+  static void reportFatal(Throwable e) {
+    Thread.UncaughtExceptionHandler handler = Thread.getDefaultUncaughtExceptionHandler();
+    if (handler != null) {
+      handler.uncaughtException(Thread.currentThread(), e);
+    } else {
+      LOG.log(Level.SEVERE, "fatal JVM error while serving a request; the process should be restarted", e);
+    }
   }
 
   /** The reason word of a failure message ("bad_request", "not_owner", ...). */

@@ -4,6 +4,7 @@ import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.json.DecodeException;
@@ -13,7 +14,6 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 
-import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.ArrayList;
@@ -32,6 +32,7 @@ public final class HttpVerticle extends VerticleBase {
   private final Supplier<Future<JsonObject>> health;
   private CoordinationClient client;
   private HttpServer server;
+  private Router router;
 
   public HttpVerticle(CoordinationConfig config, Metrics metrics, Supplier<Future<JsonObject>> health) {
     this.config = config;
@@ -44,6 +45,7 @@ public final class HttpVerticle extends VerticleBase {
     client = CoordinationClient.create(vertx, config.addressPrefix());
     Router router = Router.router(vertx);
     router.route().handler(this::measure);
+    router.route().handler(this::requireValidPath);
     if (config.httpToken() != null) {
       router.route().handler(this::authenticate);
     }
@@ -54,16 +56,17 @@ public final class HttpVerticle extends VerticleBase {
             error(ctx, 400, "bad_request", "WebSocket upgrade failed: " + e.getMessage());
           }
         }));
+    router.route().handler(this::requireJsonBody);
     router.route().handler(BodyHandler.create(false).setBodyLimit(config.bodyLimit()));
 
-    router.get("/health").handler(ctx -> health.get().onComplete(ar -> {
+    router.route("/health").method(HttpMethod.GET).method(HttpMethod.HEAD).handler(ctx -> health.get().onComplete(ar -> {
       if (ar.succeeded()) {
         json(ctx, 200, ar.result());
       } else {
         json(ctx, 503, new JsonObject().put("status", "DOWN").put("error", String.valueOf(ar.cause().getMessage())));
       }
     }));
-    router.get("/metrics").handler(ctx -> ctx.response()
+    router.route("/metrics").method(HttpMethod.GET).method(HttpMethod.HEAD).handler(ctx -> ctx.response()
         .putHeader(HttpHeaders.CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")
         .end(metrics.scrape()));
 
@@ -90,7 +93,11 @@ public final class HttpVerticle extends VerticleBase {
       if (path == null) {
         return;
       }
-      if ("true".equals(ctx.request().getParam("list"))) {
+      Boolean listing = booleanParam(ctx, "list");
+      if (listing == null) {
+        return;
+      }
+      if (listing) {
         list(ctx, path);
       } else {
         forward(ctx, client.directoryAddress(), "open", new JsonObject().put("path", new JsonArray(path))
@@ -100,7 +107,10 @@ public final class HttpVerticle extends VerticleBase {
     router.deleteWithRegex("/directories/.+").handler(ctx -> {
       List<String> path = directoryPath(ctx);
       if (path != null) {
-        boolean ifExists = "true".equals(ctx.request().getParam("ifExists"));
+        Boolean ifExists = booleanParam(ctx, "ifExists");
+        if (ifExists == null) {
+          return;
+        }
         forward(ctx, client.directoryAddress(), ifExists ? "removeIfExists" : "remove",
             new JsonObject().put("path", new JsonArray(path)), 200);
       }
@@ -162,7 +172,10 @@ public final class HttpVerticle extends VerticleBase {
     server = vertx.createHttpServer(new HttpServerOptions()
         .setHost(config.httpHost()).setPort(config.httpPort())
         .setMaxWebSocketFrameSize(65536).setMaxWebSocketMessageSize((int) Math.min(Integer.MAX_VALUE, config.bodyLimit())));
-    return server.requestHandler(router).listen();
+    this.router = router;
+    return server.requestHandler(router).listen().recover(e -> Future.failedFuture(new IllegalStateException(
+        "cannot listen for HTTP on " + config.httpHost() + ":" + config.httpPort() + " (http.host, http.port): "
+            + e.getMessage(), e)));
   }
 
   @Override
@@ -196,15 +209,117 @@ public final class HttpVerticle extends VerticleBase {
 
   private void authenticate(RoutingContext ctx) {
     String header = ctx.request().getHeader(HttpHeaders.AUTHORIZATION);
-    String expected = "Bearer " + config.httpToken();
-    if (header != null && MessageDigest.isEqual(header.getBytes(StandardCharsets.UTF_8),
-        expected.getBytes(StandardCharsets.UTF_8))) {
+    // The scheme is case-insensitive (RFC 9110 section 11.1); the token is compared in constant time.
+    String token = header != null && header.length() > 7 && header.regionMatches(true, 0, "Bearer ", 0, 7)
+        ? header.substring(7).strip() : "";
+    if (MessageDigest.isEqual(token.getBytes(StandardCharsets.UTF_8),
+        config.httpToken().getBytes(StandardCharsets.UTF_8))) {
       ctx.next();
       return;
     }
     ctx.response().putHeader("WWW-Authenticate", "Bearer");
     error(ctx, 401, "unauthorized", header == null ? "this server requires 'Authorization: Bearer <token>'"
         : "the bearer token is wrong");
+  }
+
+  /**
+   * Refuses a URL whose percent-encoding does not decode to UTF-8 (400): the router and the
+   * decoders below would otherwise turn bad bytes into U+FFFD and look up another name.
+   */
+  private void requireValidPath(RoutingContext ctx) {
+    String raw = ctx.request().path();
+    if (raw != null && raw.indexOf('%') >= 0) {
+      try {
+        for (String segment : raw.split("/", -1)) {
+          strictDecode(segment);
+        }
+      } catch (IllegalArgumentException e) {
+        error(ctx, 400, "bad_request", "the URL path is not valid percent-encoded UTF-8: " + e.getMessage());
+        return;
+      }
+    }
+    ctx.next();
+  }
+
+  /** The percent-decoding of {@code segment} ('+' is itself), refusing malformed escapes and invalid UTF-8. */
+  static String strictDecode(String segment) {
+    byte[] bytes = segment.getBytes(StandardCharsets.UTF_8);
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(bytes.length);
+    for (int i = 0; i < bytes.length; i++) {
+      if (bytes[i] != '%') {
+        out.write(bytes[i]);
+        continue;
+      }
+      int hi = i + 2 < bytes.length ? Character.digit(bytes[i + 1], 16) : -1;
+      int lo = i + 2 < bytes.length ? Character.digit(bytes[i + 2], 16) : -1;
+      if (hi < 0 || lo < 0) {
+        throw new IllegalArgumentException("malformed escape at '" + abbreviate(segment.substring(i)) + "'");
+      }
+      out.write(hi * 16 + lo);
+      i += 2;
+    }
+    try {
+      return StandardCharsets.UTF_8.newDecoder()
+          .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+          .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT)
+          .decode(java.nio.ByteBuffer.wrap(out.toByteArray())).toString();
+    } catch (java.nio.charset.CharacterCodingException e) {
+      throw new IllegalArgumentException("'" + abbreviate(segment) + "' is not UTF-8");
+    }
+  }
+
+  /**
+   * Bodies are JSON. A body declared as something else (curl's default
+   * application/x-www-form-urlencoded, multipart, text) is refused with 415 before the body handler
+   * tries to parse it as a form.
+   */
+  private void requireJsonBody(RoutingContext ctx) {
+    String type = ctx.request().getHeader(HttpHeaders.CONTENT_TYPE);
+    String length = ctx.request().getHeader(HttpHeaders.CONTENT_LENGTH);
+    boolean hasBody = (length != null && !length.equals("0"))
+        || ctx.request().getHeader(HttpHeaders.TRANSFER_ENCODING) != null;
+    if (type == null || !hasBody) {
+      ctx.next();
+      return;
+    }
+    String media = type.split(";", 2)[0].strip().toLowerCase(java.util.Locale.ROOT);
+    if (media.equals("application/json") || (media.startsWith("application/") && media.endsWith("+json"))) {
+      ctx.next();
+      return;
+    }
+    error(ctx, 415, "unsupported_media_type", "request bodies are JSON: send 'Content-Type: application/json'"
+        + " (with curl: -H 'Content-Type: application/json' or --json), got '" + abbreviate(type) + "'");
+  }
+
+  /** The optional boolean query parameter {@code name} (absent: false), or null after answering 400. */
+  private static Boolean booleanParam(RoutingContext ctx, String name) {
+    String value = ctx.request().getParam(name);
+    if (value == null || value.equals("false")) {
+      return false;
+    }
+    if (value.equals("true")) {
+      return true;
+    }
+    error(ctx, 400, "bad_request", "query parameter '" + name + "' must be true or false, got '"
+        + abbreviate(value) + "'");
+    return null;
+  }
+
+  /** The methods some route accepts on {@code path}, for a 405's Allow header. */
+  private String allowedMethods(String path) {
+    java.util.Set<String> methods = new java.util.TreeSet<>();
+    for (io.vertx.ext.web.Route route : router.getRoutes()) {
+      // A path template ("/mutexes/:name") is in getPath(); a pure regex route has only its name (the regex).
+      String regex = route.getPath() != null ? route.getPath().replaceAll(":[A-Za-z0-9_]+", "[^/]+")
+          : route.isRegexPath() ? route.getName() : null;
+      if (route.methods() == null || route.methods().isEmpty() || regex == null) {
+        continue;
+      }
+      if (path.matches(regex)) {
+        route.methods().forEach(m -> methods.add(m.name()));
+      }
+    }
+    return String.join(", ", methods);
   }
 
   private void list(RoutingContext ctx, List<String> path) {
@@ -235,7 +350,7 @@ public final class HttpVerticle extends VerticleBase {
     List<String> out = new ArrayList<>();
     try {
       for (String segment : raw.split("/", -1)) {
-        out.add(URLDecoder.decode(segment.replace("+", "%2B"), StandardCharsets.UTF_8));
+        out.add(strictDecode(segment));
       }
     } catch (IllegalArgumentException e) {
       error(ctx, 400, "bad_request", "the directory path is not valid percent-encoding: " + e.getMessage());
@@ -307,6 +422,7 @@ public final class HttpVerticle extends VerticleBase {
         error(ctx, 404, "not_found", "no route for " + ctx.request().method() + " " + ctx.request().path());
         break;
       case 405:
+        ctx.response().putHeader(HttpHeaders.ALLOW, allowedMethods(ctx.request().path()));
         error(ctx, 405, "method_not_allowed", ctx.request().method() + " is not allowed on " + ctx.request().path());
         break;
       case 413:

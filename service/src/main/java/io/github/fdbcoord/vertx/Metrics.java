@@ -1,9 +1,11 @@
 package io.github.fdbcoord.vertx;
 
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -12,6 +14,13 @@ import java.util.concurrent.TimeUnit;
  * one endpoint shows both.
  */
 public final class Metrics {
+  /**
+   * Bounds of the request timers' histogram buckets ({@code _bucket{le=...}} series, so a p99 can
+   * be computed across nodes): from 100 µs to the longest acquire wait; Micrometer spaces the
+   * buckets between them.
+   */
+  private static final Duration MIN_EXPECTED = Duration.ofNanos(100_000);
+  private static final Duration MAX_EXPECTED = Duration.ofMinutes(5);
   private final PrometheusMeterRegistry registry;
 
   public Metrics() {
@@ -20,6 +29,12 @@ public final class Metrics {
 
   public Metrics(PrometheusMeterRegistry registry) {
     this.registry = registry;
+    // vertx-micrometer-metrics registers these gauges once per event-bus address, but without the
+    // address label (off: mutex event addresses would make it unbounded) every registration has the
+    // same id: Micrometer keeps the first address's gauge, ignores the others (so the value is
+    // wrong) and warns "Gauge already registered" at every start. Dropped rather than wrong.
+    registry.config().meterFilter(MeterFilter.deny(id -> id.getTag("address") == null
+        && (id.getName().equals("vertx.eventbus.handlers") || id.getName().equals("vertx.eventbus.pending"))));
   }
 
   public PrometheusMeterRegistry registry() {
@@ -31,6 +46,7 @@ public final class Metrics {
     Timer.builder("fdbcoord_requests")
         .description("Event-bus requests served by the coordination layers")
         .tag("address", address).tag("action", action).tag("outcome", outcome)
+        .publishPercentileHistogram().minimumExpectedValue(MIN_EXPECTED).maximumExpectedValue(MAX_EXPECTED)
         .register(registry)
         .record(nanos, TimeUnit.NANOSECONDS);
   }
@@ -40,6 +56,7 @@ public final class Metrics {
     Timer.builder("fdbcoord_http_requests")
         .description("HTTP requests answered by the coordination service")
         .tag("route", route).tag("status", Integer.toString(status))
+        .publishPercentileHistogram().minimumExpectedValue(MIN_EXPECTED).maximumExpectedValue(MAX_EXPECTED)
         .register(registry)
         .record(nanos, TimeUnit.NANOSECONDS);
   }

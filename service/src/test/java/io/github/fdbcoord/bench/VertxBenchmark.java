@@ -50,7 +50,7 @@ public final class VertxBenchmark {
     Vertx vertx = Vertx.vertx();
     List<String> root = List.of("bench", UUID.randomUUID().toString());
     JsonObject config = new JsonObject().put("rootDirectory", new JsonArray(root))
-        .put("http", new JsonObject().put("port", 0)).put("workerPoolSize", 4);
+        .put("http", new JsonObject().put("enabled", true).put("port", 0)).put("workerPoolSize", 4);
     CoordinationVerticle service = new CoordinationVerticle(config, db);
     vertx.deployVerticle(service).await(30, TimeUnit.SECONDS);
     CoordinationClient client = service.client();

@@ -64,7 +64,9 @@ class ConfiguredServiceTest {
     String id = await(vertx.deployVerticle(again));
     assertEquals(first, await(again.client().resolve("durable", List.of("kept"))).get(0).getAsLong() + "",
         "the interned id survived a restart of the service on the same data directory");
-    await(again.client().removeDirectoryIfExists(config.getJsonArray("rootDirectory").getList()));
+    List<String> root = config.getJsonArray("rootDirectory").getList();
+    again.database().runAsync(tr -> com.apple.foundationdb.directory.DirectoryLayer.getDefault()
+        .removeIfExists(tr, root)).join();
     await(vertx.undeploy(id));
   }
 

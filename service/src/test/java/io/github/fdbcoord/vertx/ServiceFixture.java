@@ -1,6 +1,7 @@
 package io.github.fdbcoord.vertx;
 
 import com.apple.foundationdb.Database;
+import com.apple.foundationdb.directory.DirectoryLayer;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.json.JsonArray;
@@ -46,7 +47,7 @@ final class ServiceFixture implements AutoCloseable {
     return new JsonObject()
         .put("rootDirectory", new JsonArray().add("test").add(id))
         .put("workerPoolSize", 4)
-        .put("http", new JsonObject().put("port", 0).put("bodyLimit", 64 * 1024))
+        .put("http", new JsonObject().put("enabled", true).put("port", 0).put("bodyLimit", 64 * 1024))
         .put("mutex", new JsonObject().put("leaseMs", 1500).put("heartbeatIntervalMs", 300)
             .put("reaperIntervalMs", 100).put("maxAcquireTimeoutMs", 20_000))
         .put("interner", new JsonObject().put("maxBatchSize", 200));
@@ -63,9 +64,12 @@ final class ServiceFixture implements AutoCloseable {
     return new ServiceFixture(vertx, service, id, root, root.get(1));
   }
 
-  /** A random directory path for this test's own directories. */
+  /**
+   * A random directory path for this test's own directories: outside the service's root
+   * ({@code ["test", id]}), which the directory API refuses.
+   */
   List<String> dir(String... rest) {
-    List<String> p = new java.util.ArrayList<>(List.of("test", testDirectory, "dirs"));
+    List<String> p = new java.util.ArrayList<>(List.of("test-dirs", testDirectory));
     p.addAll(List.of(rest));
     return p;
   }
@@ -109,7 +113,9 @@ final class ServiceFixture implements AutoCloseable {
   public void close() {
     try {
       if (vertx.deploymentIDs().contains(deploymentId)) {
-        await(client.removeDirectoryIfExists(List.of("test", testDirectory)));
+        await(client.removeDirectoryIfExists(List.of("test-dirs", testDirectory)));
+        // The service's own root is out of the directory API's reach: remove it directly.
+        service.database().runAsync(tr -> DirectoryLayer.getDefault().removeIfExists(tr, root)).join();
       }
     } finally {
       if (web != null) {
