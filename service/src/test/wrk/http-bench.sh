@@ -4,7 +4,7 @@
 # (10 ids per request) with 32 connections for 10 s each. Run from the repository root after
 # `mvn -B -ntp -q package -DskipTests`.
 set -euo pipefail
-jar=$(ls target/vertx-fdb-coordination-*-fat.jar)
+jar=$(ls service/target/vertx-fdb-coordination-service-*-fat.jar)
 work=$(mktemp -d)
 trap 'kill $pid 2>/dev/null || true; rm -rf "$work"' EXIT
 python3 - "$work/config.json" <<'PY'
