@@ -44,6 +44,8 @@ public final class HttpVerticle extends VerticleBase {
     client = CoordinationClient.create(vertx, config.addressPrefix());
     Router router = Router.router(vertx);
     router.route().handler(this::measure);
+    DashboardRoutes dashboard = new DashboardRoutes(vertx, config, client, this::forward, health);
+    dashboard.mountPublic(router);
     if (config.httpToken() != null) {
       router.route().handler(this::authenticate);
     }
@@ -55,6 +57,7 @@ public final class HttpVerticle extends VerticleBase {
           }
         }));
     router.route().handler(BodyHandler.create(false).setBodyLimit(config.bodyLimit()));
+    dashboard.mount(router);
 
     router.get("/health").handler(ctx -> health.get().onComplete(ar -> {
       if (ar.succeeded()) {
@@ -161,6 +164,7 @@ public final class HttpVerticle extends VerticleBase {
 
     server = vertx.createHttpServer(new HttpServerOptions()
         .setHost(config.httpHost()).setPort(config.httpPort())
+        .addWebSocketSubProtocol(DashboardRoutes.WEBSOCKET_PROTOCOL)
         .setMaxWebSocketFrameSize(65536).setMaxWebSocketMessageSize((int) Math.min(Integer.MAX_VALUE, config.bodyLimit())));
     return server.requestHandler(router).listen();
   }
@@ -196,6 +200,10 @@ public final class HttpVerticle extends VerticleBase {
 
   private void authenticate(RoutingContext ctx) {
     String header = ctx.request().getHeader(HttpHeaders.AUTHORIZATION);
+    if (header == null && "/ws".equals(ctx.request().path())) {
+      String offered = DashboardRoutes.webSocketToken(ctx.request());
+      header = offered == null ? null : "Bearer " + offered;
+    }
     String expected = "Bearer " + config.httpToken();
     if (header != null && MessageDigest.isEqual(header.getBytes(StandardCharsets.UTF_8),
         expected.getBytes(StandardCharsets.UTF_8))) {
