@@ -28,6 +28,7 @@
     strings: { after: ['0'], index: 0, next: null },
     metrics: { previous: null, series: { http: [], bus: [], p50: [], p99: [] } },
     timers: [],
+    directoryGeneration: 0,
   };
 
   // ---------------------------------------------------------------- helpers
@@ -571,9 +572,10 @@
   }
 
   async function showDirectoryRoot() {
+    // Built aside and swapped in whole, so that a slower earlier call cannot mix into a later one.
+    const generation = ++app.directoryGeneration;
     const path = parsePath($('#dir-root').value);
-    const tree = $('#dir-tree');
-    tree.replaceChildren();
+    const tree = h('ul', { id: 'dir-tree', class: 'tree' });
     if (path.length === 0) {
       await appendChildren(tree, []);
     } else {
@@ -581,6 +583,7 @@
       tree.append(directoryItem(path, info, true));
       await expand($('li', tree));
     }
+    if (generation === app.directoryGeneration) $('#dir-tree').replaceWith(tree);
   }
 
   function directoryItem(path, info, isRoot) {
