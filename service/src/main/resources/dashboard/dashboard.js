@@ -26,7 +26,7 @@
     held: { after: [null], index: 0, names: [], next: null },
     namespaces: { all: [], page: 0, selected: null },
     strings: { after: ['0'], index: 0, next: null },
-    metrics: { previous: null, series: { http: [], bus: [], p50: [], p99: [] } },
+    metrics: { previous: null, series: { http: [], bus: [], p50: [], p99: [], locks: [] } },
     timers: [],
     directoryGeneration: 0,
   };
@@ -710,6 +710,9 @@
       push(app.metrics.series.bus, bus);
       push(app.metrics.series.p50, quantiles('0.5'));
       push(app.metrics.series.p99, quantiles('0.99'));
+      const locks = Object.entries(now.lockEvents)
+        .reduce((sum, [type, n]) => sum + Math.max(0, n - (prev.lockEvents[type] || 0)), 0);
+      push(app.metrics.series.locks, locks / seconds);
     }
     app.metrics.previous = now;
     if (app.view === 'health') renderMetrics();
@@ -727,13 +730,14 @@
     renderMetrics();
   }
 
+  /** A small line chart of the samples so far (at most CHART_POINTS), drawn as inline SVG. */
   function chart(title, unit, series, second) {
     const all = series.concat(second ? second.values : []);
     const max = Math.max(1e-9, ...all);
     const width = 200;
     const height = 50;
     const points = values => values.map((v, i) => {
-      const x = values.length < 2 ? width : (i / (CHART_POINTS - 1)) * width + (CHART_POINTS - values.length) * width / (CHART_POINTS - 1);
+      const x = values.length < 2 ? width : (i / (values.length - 1)) * width;
       return `${x.toFixed(1)},${(height - (v / max) * (height - 2) - 1).toFixed(1)}`;
     }).join(' ');
     const last = series.length ? series[series.length - 1] : null;
@@ -742,13 +746,16 @@
     graphic.append(svg('line', { x1: 0, y1: height - 0.5, x2: width, y2: height - 0.5, stroke: 'currentColor', 'stroke-width': 1 }));
     if (series.length) graphic.append(svg('polyline', { points: points(series) }));
     if (second && second.values.length) graphic.append(svg('polyline', { class: 'second', points: points(second.values) }));
-    const legend = second ? ` (solid: ${title.split(' ')[0]}, dashed: ${second.label})` : '';
+    const span = Math.max(0, series.length - 1) * METRICS_PERIOD_MS / 1000;
+    const lastSecond = second && second.values.length ? second.values[second.values.length - 1] : null;
     return h('figure', { class: 'chart', 'data-chart': title },
-      h('figcaption', {}, h('span', {}, title + legend),
-        h('span', { class: 'value' }, last === null ? 'collecting…' : `${number(last, 1)} ${unit}`)),
+      h('figcaption', {}, h('span', {}, title),
+        h('span', { class: 'value' }, last === null ? 'collecting…'
+          : `${number(last, 1)}${second ? ` / ${number(lastSecond, 1)}` : ''} ${unit}`)),
       graphic,
-      h('div', { class: 'axis' }, h('span', {}, `${(CHART_POINTS * METRICS_PERIOD_MS) / 1000} s ago`),
-        h('span', {}, `max ${number(max < 1e-6 ? 0 : max, 1)} ${unit}`), h('span', {}, 'now')));
+      h('div', { class: 'axis' }, h('span', {}, `${span} s ago`),
+        h('span', {}, second ? `solid ${second.first}, dashed ${second.label}` : `max ${number(max < 1e-6 ? 0 : max, 1)} ${unit}`),
+        h('span', {}, 'now')));
   }
 
   function renderMetrics() {
@@ -757,8 +764,8 @@
     $('#charts').replaceChildren(
       chart('HTTP requests', 'per s', s.http),
       chart('Event-bus requests', 'per s', s.bus),
-      chart('p50 HTTP latency', 'ms', s.p50, { label: 'p99', values: p99 }),
-      chart('p99 HTTP latency (slowest route)', 'ms', p99));
+      chart('HTTP latency p50 / p99 (slowest route)', 'ms', s.p50, { first: 'p50', label: 'p99', values: p99 }),
+      chart('Lock events', 'per s', s.locks));
     const m = app.metrics.previous;
     if (!m) return;
     const rate = key => (m.rates && m.rates.has(key) ? number(m.rates.get(key), 1) : '—');
