@@ -29,6 +29,7 @@
     metrics: { previous: null, series: { http: [], bus: [], p50: [], p99: [], locks: [] } },
     timers: [],
     directoryGeneration: 0,
+    heldReload: null,
   };
 
   // ---------------------------------------------------------------- helpers
@@ -305,11 +306,18 @@
     app.timelines.set(msg.mutex, events);
     renderTimeline(msg.mutex);
     if (app.view === 'mutexes') {
-      guarded('mutexes', async () => {
-        await inspect(msg.mutex);
-        await loadHeld();
-      });
+      guarded('mutexes', () => inspect(msg.mutex));
+      reloadHeldSoon();
     }
+  }
+
+  /** One read of the held list for a burst of events. */
+  function reloadHeldSoon() {
+    if (app.heldReload) return;
+    app.heldReload = setTimeout(() => {
+      app.heldReload = null;
+      guarded('mutexes', loadHeld);
+    }, 200);
   }
 
   // ---------------------------------------------------------------- Mutexes
@@ -439,6 +447,9 @@
     if (!card) return;
     const list = $('ol.timeline', card);
     const events = app.timelines.get(name) || [];
+    const version = events.map(e => e.sequence).join(',');
+    if (list.dataset.version === version && list.childElementCount > 0) return;   // unchanged: keep the nodes
+    list.dataset.version = version;
     list.replaceChildren(...events.map(e => h('li', {
       'data-event': e.event, 'data-owner': e.owner || '', 'data-token': e.token || '',
       'data-previous-owner': e.previousOwner || '', 'data-sequence': e.sequence,

@@ -65,6 +65,8 @@ class DashboardBrowserTest {
   private static final Path SELENIUM_CACHE = Paths.get(System.getProperty("user.home"), ".cache", "selenium");
   private static final Duration WAIT = Duration.ofSeconds(10);
 
+  /** Kept: Selenium warns that it has no DevTools bindings for this Chromium, which these tests do not use. */
+  private static final java.util.logging.Logger DEVTOOLS_LOG = java.util.logging.Logger.getLogger("org.openqa.selenium.devtools");
   private static ChromeDriver driver;
   private static boolean seleniumCacheExisted;
   private ServiceFixture f;
@@ -77,6 +79,7 @@ class DashboardBrowserTest {
       }
     }
     seleniumCacheExisted = Files.exists(SELENIUM_CACHE);
+    DEVTOOLS_LOG.setLevel(Level.SEVERE);
     // Both paths explicit: Selenium only runs Selenium Manager (which downloads) for what it lacks.
     System.setProperty("webdriver.chrome.driver", CHROMEDRIVER);
     ChromeDriverService service = new ChromeDriverService.Builder()
@@ -143,7 +146,7 @@ class DashboardBrowserTest {
     watch("orders");
     JsonObject release = post("/mutexes/orders/release", new JsonObject().put("owner", "worker-1"));
     waitFor("the hand-off in the timeline", () -> timeline("orders").size() == 1);
-    assertEquals(release.getString("token"), timeline("orders").get(0).getAttribute("data-token"));
+    assertEquals(release.getString("token"), timelineEvents("orders").get(0).get("token"));
     waitFor("the new holder", () -> "worker-2".equals(text(".card[data-mutex='orders'] .holder")));
     clearSearch();
     waitFor("every held mutex again", () -> rows("#held-table").size() == 3);
@@ -223,15 +226,16 @@ class DashboardBrowserTest {
     waitFor("the expiry to be published", () -> publishedAt.containsKey(LockEvent.Type.EXPIRED));
     withinASecondOf(publishedAt.get(LockEvent.Type.EXPIRED), "EXPIRED on the page", () -> timeline("jobs").size() >= 3);
 
-    List<WebElement> events = timeline("jobs");
+    List<Map<String, String>> events = timelineEvents("jobs");
     assertEquals(List.of("ACQUIRED", "HANDED_OFF", "EXPIRED"),
-        events.stream().map(e -> e.getAttribute("data-event")).collect(Collectors.toList()));
+        events.stream().map(e -> e.get("event")).collect(Collectors.toList()));
     assertEquals(List.of(grant.getString("token"), handOff.getString("token"), ""),
-        events.stream().map(e -> e.getAttribute("data-token")).collect(Collectors.toList()), "fencing tokens");
+        events.stream().map(e -> e.get("token")).collect(Collectors.toList()), "fencing tokens");
     assertEquals(List.of("alice", "bob", ""),
-        events.stream().map(e -> e.getAttribute("data-owner")).collect(Collectors.toList()));
-    assertEquals("bob", events.get(2).getAttribute("data-previous-owner"));
-    assertTrue(events.get(0).getText().contains(grant.getString("token")), "the token is shown, not only kept");
+        events.stream().map(e -> e.get("owner")).collect(Collectors.toList()));
+    assertEquals("bob", events.get(2).get("previousOwner"));
+    assertTrue(events.get(0).get("text").contains(grant.getString("token")), "the token is shown, not only kept");
+    assertTrue(events.get(1).get("text").contains(handOff.getString("token")), events.get(1).get("text"));
     waitFor("the page to show the mutex free", () -> text(".card[data-mutex='jobs'] .state").equals("FREE"));
 
     List<LogEntry> errors = consoleErrors().stream()
@@ -449,6 +453,16 @@ class DashboardBrowserTest {
     return driver.findElements(By.cssSelector(".card[data-mutex='" + mutex + "'] ol.timeline li[data-event]"));
   }
 
+  /** The timeline's entries read in one go in the page (the list may be redrawn between two reads). */
+  @SuppressWarnings("unchecked")
+  private List<Map<String, String>> timelineEvents(String mutex) {
+    return (List<Map<String, String>>) ((JavascriptExecutor) driver).executeScript(
+        "return [...document.querySelectorAll(arguments[0])].map(li => ({event: li.dataset.event, "
+            + "owner: li.dataset.owner, token: li.dataset.token, previousOwner: li.dataset.previousOwner, "
+            + "text: li.textContent}));",
+        ".card[data-mutex='" + mutex + "'] ol.timeline li[data-event]");
+  }
+
   private List<WebElement> treeChildren() {
     return driver.findElements(By.cssSelector("#dir-tree > li > ul > li[data-path]"));
   }
@@ -465,9 +479,11 @@ class DashboardBrowserTest {
     return driver.findElements(By.cssSelector(table + " tbody tr"));
   }
 
+  /** The rendered text of the first match, read in the page (no element handle to go stale). */
   private String text(String css) {
-    List<WebElement> found = driver.findElements(By.cssSelector(css));
-    return found.isEmpty() ? "" : found.get(0).getText();
+    Object t = ((JavascriptExecutor) driver).executeScript(
+        "const e = document.querySelector(arguments[0]); return e ? e.innerText.trim() : '';", css);
+    return String.valueOf(t);
   }
 
   private boolean visible(String css) {
