@@ -512,6 +512,7 @@ class DashboardBrowserTest {
       }
       sleep(10);
     }
+    System.out.printf("%s after %d ms%n", what, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos));
   }
 
   private final List<LogEntry> log = new ArrayList<>();
