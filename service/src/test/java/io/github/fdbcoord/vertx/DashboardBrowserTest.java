@@ -382,6 +382,30 @@ class DashboardBrowserTest {
     assertTrue(errors.isEmpty(), "console errors: " + errors);
   }
 
+  @Test
+  void aStoreThatIsGoneAndAServiceThatStopsAreShownNotHidden(Vertx vertx) {
+    io.github.fdbcoord.embedded.EmbeddedDatabase db = io.github.fdbcoord.embedded.EmbeddedDatabase.inMemory();
+    f = ServiceFixture.start(vertx, ServiceFixture.baseConfig(), db);
+    driver.get(base() + "/dashboard/#cluster");
+    waitFor("this node UP", () -> text("#nodes-table tbody").contains("UP"));
+    waitFor("the live event connection", () -> text("#connection").contains("connected"));
+
+    db.close();
+    HttpResponse<Buffer> nodes = await(f.web().get("/nodes").send());
+    assertEquals(200, nodes.statusCode(), "the node list still answers");
+    assertEquals("DOWN", nodes.bodyAsJsonObject().getJsonArray("nodes").getJsonObject(0).getString("status"));
+    waitFor("this node DOWN with the reason", () -> text("#nodes-table tbody").contains("DOWN")
+        && text("#nodes-table tbody").contains("store unreachable"));
+    show("mutexes");
+    waitFor("the store error on the mutex view", () -> visible("#view-mutexes .error")
+        && text("#view-mutexes .error").contains("unavailable"));
+    show("health");
+    waitFor("the store DOWN on the health view", () -> text("#health-status").contains("Store DOWN"));
+
+    await(vertx.undeploy(f.deploymentId));
+    waitFor("the lost live connection", () -> text("#connection").contains("disconnected"));
+  }
+
   // ---------------------------------------------------------------- helpers
 
   private String base() {
