@@ -24,7 +24,7 @@
     timelines: new Map(),    // mutex -> events seen since the page loaded, in sequence order
     inspected: new Map(),    // mutex -> {data, at} from /mutexes/{name}/inspect
     held: { after: [null], index: 0, names: [], next: null },
-    namespaces: { all: [], page: 0, selected: null },
+    namespaces: { all: [], page: 0, selected: null, stats: new Map() },
     strings: { after: ['0'], index: 0, next: null },
     metrics: { previous: null, series: { http: [], bus: [], p50: [], p99: [], locks: [] } },
     timers: [],
@@ -514,6 +514,7 @@
       if (e instanceof Unauthorized) throw e;
       return { namespace: n, error: e.message };
     })));
+    stats.forEach(s => { if (!s.error) ns.stats.set(s.namespace, s); });
     $('#ns-table tbody').replaceChildren(...stats.map(s => h('tr', {
       class: 'clickable' + (s.namespace === ns.selected ? ' selected' : ''), 'data-namespace': s.namespace,
       onclick: () => selectNamespace(s.namespace),
@@ -552,6 +553,13 @@
     $('#str-next').disabled = !s.next;
   }
 
+  /** Whether {@code digits} can be an id of a namespace with {@code bits} sequence bits (sequence 0 is reserved). */
+  function isId(digits, bits) {
+    const id = BigInt(digits);
+    const low = bits ? 1n << BigInt(64 - bits) : 1n;
+    return id >= low && id < (1n << 64n);
+  }
+
   async function lookup(event) {
     event.preventDefault();
     const ns = app.namespaces.selected;
@@ -563,8 +571,12 @@
       // Both are reads: resolve assigns nothing. Digits may be an id and also a string.
       const answers = [];
       if (/^[0-9]+$/.test(query)) {
-        const r = await api(`/interners/${enc(ns)}/lookup`, { method: 'POST', body: { ids: [query] } });
-        answers.push(r.strings[0] === null ? `No string has id ${query}.` : `Id ${query} is the string "${r.strings[0]}".`);
+        if (isId(query, (app.namespaces.stats.get(ns) || {}).sequenceBits)) {
+          const r = await api(`/interners/${enc(ns)}/lookup`, { method: 'POST', body: { ids: [query] } });
+          answers.push(r.strings[0] === null ? `No string has id ${query}.` : `Id ${query} is the string "${r.strings[0]}".`);
+        } else {
+          answers.push(`${query} is not an id here (ids are at least 2^(64 - sequence bits) and below 2^64).`);
+        }
       }
       const r = await api(`/interners/${enc(ns)}/resolve`, { method: 'POST', body: { strings: [query] } });
       answers.push(r.ids[0] === null ? `The string "${query}" is not interned.` : `The string "${query}" has id ${r.ids[0]}.`);

@@ -366,6 +366,10 @@ class DashboardBrowserTest {
     lookup.sendKeys("word-44", Keys.ENTER);
     waitFor("the id of a string", () -> text("#ns-lookup-result").contains(ids.getString(44)));
     lookup.clear();
+    lookup.sendKeys("42", Keys.ENTER);   // digits with sequence 0: not an id, and not an interned string
+    waitFor("digits that are no id", () -> text("#ns-lookup-result").contains("42 is not an id")
+        && text("#ns-lookup-result").contains("\"42\" is not interned"));
+    lookup.clear();
     lookup.sendKeys("never-interned", Keys.ENTER);
     waitFor("an unknown string", () -> text("#ns-lookup-result").contains("not interned"));
     assertEquals(0, get("/interners/ns07/stats").getLong("strings") - 46, "looking up assigned nothing");
