@@ -375,6 +375,27 @@ final class FdbStringInterner implements StringInterner {
         });
   }
 
+  // ---- browsing: stats and pages in id order --------------------------------------------------
+
+  @Override
+  public CompletableFuture<InternerStats> stats() {
+    return service.read(tr -> InternerSchema.readMeta(tr, schema.namespace())
+        .thenCombine(schema.readUsage(tr, service.executor()), (bits, usage) -> {
+          requireNamespace(bits);
+          return new InternerStats(name, usage.idsAssigned(), usage.sequencesInUse(), schema.sequenceBits());
+        }));
+  }
+
+  @Override
+  public CompletableFuture<List<InternedString>> list(long afterId, int limit) {
+    return guard(() -> {
+      if (limit < 1 || limit > options.maxBatchSize()) {
+        throw InternerException.badRequest("limit must be between 1 and " + options.maxBatchSize() + ", got " + limit);
+      }
+      return service.read(tr -> schema.readReversePage(tr, afterId, limit, service.executor()));
+    });
+  }
+
   // ---- input checks ---------------------------------------------------------------------------
 
   private void checkBatch(List<?> batch) {

@@ -1,5 +1,6 @@
 package io.github.fdbcoord.interner;
 
+import com.apple.foundationdb.KeySelector;
 import com.apple.foundationdb.KeyValue;
 import com.apple.foundationdb.Range;
 import com.apple.foundationdb.ReadTransaction;
@@ -274,6 +275,20 @@ final class InternerSchema {
     tr.set(packReverseKey(id), packStringValue(s));
   }
 
+  /**
+   * At most {@code limit} reverse records with ids above {@code afterId} (unsigned; 0 = from the
+   * first), in unsigned id order.
+   */
+  CompletableFuture<List<InternedString>> readReversePage(ReadTransaction tr, long afterId, int limit,
+      Executor executor) {
+    KeySelector begin = KeySelector.firstGreaterThan(packReverseKey(afterId));
+    KeySelector end = KeySelector.firstGreaterOrEqual(reverseRange().end);
+    return AsyncUtil.collect(tr.getRange(begin, end, limit), executor)
+        .thenApply(kvs -> kvs.stream()
+            .map(kv -> new InternedString(unpackReverseKey(kv.getKey()), unpackStringValue(kv.getValue())))
+            .collect(Collectors.toList()));
+  }
+
   CompletableFuture<List<Map.Entry<Long, String>>> readAllReverse(ReadTransaction tr, Executor executor) {
     // Not reverse.range(): that ends at prefix + 0xff, which suits tuple-encoded suffixes only; raw ids
     // of the top sequences start with byte 0xff and would be missed.
@@ -324,6 +339,30 @@ final class InternerSchema {
     return AsyncUtil.collect(tr.getRange(sequences.range()), executor)
         .thenApply(kvs -> kvs.stream().collect(Collectors.toMap(
             (KeyValue kv) -> unpackSequenceKey(kv.getKey()), kv -> unpackCounter(kv.getValue()))));
+  }
+
+  /** Sequences that handed out ids, and how many ids they handed out in all. */
+  record Usage(long sequencesInUse, long idsAssigned) {}
+
+  /**
+   * How many ids the namespace's sequences assigned, which is how many strings it holds: each
+   * counter is the number of ids its sequence handed out, each id went to exactly one string in the
+   * same transaction, and strings are never removed one by one. Reads the counters only (at most
+   * {@code 2^sequenceBits - 1} keys), never the strings.
+   */
+  CompletableFuture<Usage> readUsage(ReadTransaction tr, Executor executor) {
+    return AsyncUtil.collect(tr.getRange(sequences.range()), executor).thenApply(kvs -> {
+      long inUse = 0;
+      long assigned = 0;
+      for (KeyValue kv : kvs) {
+        long next = unpackCounter(kv.getValue());
+        if (next != 0) {
+          inUse++;
+          assigned += next;
+        }
+      }
+      return new Usage(inUse, assigned);
+    });
   }
 
   private static <K, V> Map.Entry<K, V> entry(K k, V v) {

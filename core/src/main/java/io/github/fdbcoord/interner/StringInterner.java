@@ -57,4 +57,18 @@ public interface StringInterner {
 
   /** {@link #resolve(List)} for one string. */
   CompletableFuture<OptionalLong> resolve(String string);
+
+  /**
+   * How many strings the namespace holds and how many of its sequences are in use, read in one
+   * transaction from the sequence counters (never from the strings themselves). NOT_FOUND: the
+   * namespace was removed.
+   */
+  CompletableFuture<InternerStats> stats();
+
+  /**
+   * At most {@code limit} strings with ids above {@code afterId} (compared unsigned; 0 starts at the
+   * first), in unsigned id order: page by passing the last id of the previous page. BAD_REQUEST:
+   * {@code limit} outside 1..{@link InternerOptions#maxBatchSize()}.
+   */
+  CompletableFuture<List<InternedString>> list(long afterId, int limit);
 }

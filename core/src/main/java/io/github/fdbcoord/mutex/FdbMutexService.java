@@ -207,6 +207,28 @@ final class FdbMutexService implements MutexService {
   }
 
   @Override
+  public CompletableFuture<MutexInspection> inspect(String name) {
+    checkName(name, "mutex name");
+    return unwrapped(db.readAsync(tr -> schema.readOwnerBytes(tr, name)
+        .thenCombine(schema.readQueue(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED, executor),
+            (record, queue) -> new Object[] {record, queue})
+        .thenCombine(tr.getReadVersion(), (rq, readVersion) -> {
+          byte[] record = (byte[]) rq[0];
+          @SuppressWarnings("unchecked")
+          java.util.List<QueueEntry> queue = (java.util.List<QueueEntry>) rq[1];
+          MutexOwner owner = record == null ? null : schema.unpackOwnerValue(record);
+          MutexState state = new MutexState(name, Optional.ofNullable(owner), queue);
+          if (owner == null) {
+            return new MutexInspection(state, Optional.empty(), Optional.empty());
+          }
+          long versions = Math.max(0, readVersion - owner.token().commitVersion());
+          Duration heldFor = Duration.ofNanos(versions * (1_000_000_000L / VERSIONS_PER_SECOND));
+          return new MutexInspection(state, Optional.of(heldFor),
+              reaper == null ? Optional.empty() : Optional.of(reaper.leaseLeft(name, record)));
+        }), executor));
+  }
+
+  @Override
   public CompletableFuture<java.util.List<String>> heldMutexes(String after, int limit) {
     if (after != null) {
       checkName(after, "after");

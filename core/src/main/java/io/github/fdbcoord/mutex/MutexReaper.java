@@ -60,6 +60,19 @@ final class MutexReaper {
     return expired.get();
   }
 
+  /**
+   * How long the owner record {@code record} of {@code name} may stay unchanged before this reaper
+   * hands the mutex on: the lease minus the time it has seen that record, or the whole lease when it
+   * has not seen it yet (it starts counting at its next scan).
+   */
+  Duration leaseLeft(String name, byte[] record) {
+    Observation o = observations.get(name);
+    if (o == null || !Arrays.equals(o.record, record)) {
+      return Duration.ofNanos(leaseNanos);
+    }
+    return Duration.ofNanos(Math.max(0, leaseNanos - (System.nanoTime() - o.seenAtNanos)));
+  }
+
   private void schedule() {
     if (stopped) {
       return;

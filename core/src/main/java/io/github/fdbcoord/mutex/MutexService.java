@@ -85,6 +85,12 @@ public interface MutexService extends AutoCloseable {
   CompletableFuture<MutexState> state(String name);
 
   /**
+   * The owner record and queue (read in one transaction, as {@link #state}), with the age of the
+   * grant and the lease this service's reaper still gives it (see {@link MutexInspection}).
+   */
+  CompletableFuture<MutexInspection> inspect(String name);
+
+  /**
    * Names of the mutexes that currently have an owner, in key order, starting after {@code after}
    * (from the first when null), at most {@code limit} (1 to 10,000) of them: page by passing the
    * last name of the previous page.

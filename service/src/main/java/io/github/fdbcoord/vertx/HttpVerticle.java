@@ -46,6 +46,8 @@ public final class HttpVerticle extends VerticleBase {
     Router router = Router.router(vertx);
     router.route().handler(this::measure);
     router.route().handler(this::requireValidPath);
+    DashboardRoutes dashboard = new DashboardRoutes(vertx, config, client, this::forward, health);
+    dashboard.mountPublic(router);
     if (config.httpToken() != null) {
       router.route().handler(this::authenticate);
     }
@@ -58,6 +60,7 @@ public final class HttpVerticle extends VerticleBase {
         }));
     router.route().handler(this::requireJsonBody);
     router.route().handler(BodyHandler.create(false).setBodyLimit(config.bodyLimit()));
+    dashboard.mount(router);
 
     router.route("/health").method(HttpMethod.GET).method(HttpMethod.HEAD).handler(ctx -> health.get().onComplete(ar -> {
       if (ar.succeeded()) {
@@ -171,6 +174,7 @@ public final class HttpVerticle extends VerticleBase {
 
     server = vertx.createHttpServer(new HttpServerOptions()
         .setHost(config.httpHost()).setPort(config.httpPort())
+        .addWebSocketSubProtocol(DashboardRoutes.WEBSOCKET_PROTOCOL)
         .setMaxWebSocketFrameSize(65536).setMaxWebSocketMessageSize((int) Math.min(Integer.MAX_VALUE, config.bodyLimit())));
     this.router = router;
     return server.requestHandler(router).listen().recover(e -> Future.failedFuture(new IllegalStateException(
@@ -209,6 +213,10 @@ public final class HttpVerticle extends VerticleBase {
 
   private void authenticate(RoutingContext ctx) {
     String header = ctx.request().getHeader(HttpHeaders.AUTHORIZATION);
+    if (header == null && "/ws".equals(ctx.request().path())) {
+      String offered = DashboardRoutes.webSocketToken(ctx.request());
+      header = offered == null ? null : "Bearer " + offered;
+    }
     // The scheme is case-insensitive (RFC 9110 section 11.1); the token is compared in constant time.
     String token = header != null && header.length() > 7 && header.regionMatches(true, 0, "Bearer ", 0, 7)
         ? header.substring(7).strip() : "";

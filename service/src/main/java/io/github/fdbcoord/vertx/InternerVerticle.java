@@ -58,6 +58,26 @@ public final class InternerVerticle extends LayerVerticle {
             return new JsonObject().put("namespace", ns).put("strings", out);
           });
     });
+    action("stats", body -> {
+      String ns = Requests.requiredString(body, "namespace");
+      return store(() -> interners.openExisting(ns).thenCompose(interner -> interner.stats()))
+          .map(st -> new JsonObject().put("namespace", ns).put("strings", st.strings())
+              .put("sequencesInUse", st.sequencesInUse()).put("sequenceBits", st.sequenceBits()));
+    });
+    action("list", body -> {
+      String ns = Requests.requiredString(body, "namespace");
+      String afterText = Requests.optionalString(body, "after");
+      long after = afterText == null ? 0 : parseAfter(afterText);
+      Long limit = Requests.optionalLong(body, "limit", 1, maxBatchSize);
+      int n = limit == null ? Math.min(100, maxBatchSize) : limit.intValue();
+      return store(() -> interners.openExisting(ns).thenCompose(interner -> interner.list(after, n)))
+          .map(page -> {
+            JsonArray entries = new JsonArray();
+            page.forEach(e -> entries.add(new JsonObject().put("id", InternerIds.format(e.id())).put("string", e.string())));
+            return new JsonObject().put("namespace", ns).put("entries", entries)
+                .put("nextAfter", page.size() == n ? InternerIds.format(page.get(page.size() - 1).id()) : null);
+          });
+    });
     action("listNamespaces", body -> store(interners::listNamespaces)
         .map(names -> new JsonObject().put("namespaces", new JsonArray(new ArrayList<>(names)))));
     action("removeNamespace", body -> {
@@ -73,6 +93,14 @@ public final class InternerVerticle extends LayerVerticle {
       out.add(InternerIds.format(id));
     }
     return out;
+  }
+
+  private static long parseAfter(String text) {
+    try {
+      return InternerIds.parse(text);
+    } catch (RuntimeException e) {
+      throw FailureCodes.badRequest("field 'after': " + e.getMessage());
+    }
   }
 
   /** Ids as unsigned decimal strings (or JSON integers up to 2^53, accepted for convenience). */

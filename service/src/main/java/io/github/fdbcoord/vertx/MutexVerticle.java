@@ -117,6 +117,12 @@ public final class MutexVerticle extends LayerVerticle {
       String name = name(body);
       return store(() -> mutexes.state(name)).map(MutexVerticle::state);
     });
+    action("inspect", body -> {
+      String name = name(body);
+      return store(() -> mutexes.inspect(name)).map(i -> state(i.state())
+          .put("heldMs", i.heldFor().map(java.time.Duration::toMillis).orElse(null))
+          .put("leaseLeftMs", i.leaseLeft().map(java.time.Duration::toMillis).orElse(null)));
+    });
     action("held", body -> {
       String after = Requests.optionalString(body, "after");
       Long limit = Requests.optionalLong(body, "limit", 1, 10_000);
