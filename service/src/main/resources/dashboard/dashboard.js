@@ -490,7 +490,7 @@
       h('td', { class: 'mono' }, n.id, n.self ? ' (this node)' : ''),
       h('td', {}, n.status === 'UP' ? '▲ UP' : `▼ ${n.status}`, n.error ? ` — ${n.error}` : ''),
       h('td', { class: 'num' }, duration(n.uptimeMs)),
-      h('td', {}, n.store || '—', n.storeReadMs !== null && n.storeReadMs !== undefined ? ` (read ${number(n.storeReadMs, 1)} ms)` : ''),
+      h('td', {}, n.store || '—', n.storeWriteMs !== null && n.storeWriteMs !== undefined ? ` (write ${number(n.storeWriteMs, 1)} ms)` : ''),
       h('td', { class: 'mono' }, n.http || '—'),
       h('td', {}, n.clustered ? 'yes' : 'no'),
       h('td', { class: 'num' }, duration(n.leaseMs)))));
@@ -687,10 +687,10 @@
       const l = s.labels;
       if (s.name.startsWith('fdbcoord_http_requests_seconds')) {
         const key = `${l.route} ${l.status}`;
-        const r = routes.get(key) || { route: l.route, status: l.status, count: 0, sum: 0, q: {} };
+        const r = routes.get(key) || { route: l.route, status: l.status, count: 0, sum: 0, buckets: new Map() };
         if (s.name.endsWith('_count')) r.count = s.value;
         else if (s.name.endsWith('_sum')) r.sum = s.value;
-        else if (s.name === 'fdbcoord_http_requests_seconds' && l.quantile) r.q[l.quantile] = s.value * 1000;
+        else if (s.name.endsWith('_bucket') && l.le) r.buckets.set(l.le, s.value);
         routes.set(key, r);
       } else if (s.name.startsWith('fdbcoord_requests_seconds')) {
         const key = `${l.address} ${l.action} ${l.outcome}`;
@@ -703,6 +703,44 @@
       }
     }
     return { routes, actions, lockEvents, at: performance.now() };
+  }
+
+  // The requests answered between two scrapes, by latency bucket (upper bound in seconds,
+  // cumulative as Prometheus exports them), all routes together.
+  function bucketsSince(prev, now) {
+    const sums = new Map();
+    for (const [k, r] of now.routes) {
+      const before = (prev.routes.get(k) || { buckets: new Map() }).buckets;
+      for (const [le, n] of r.buckets) {
+        sums.set(le, (sums.get(le) || 0) + Math.max(0, n - (before.get(le) || 0)));
+      }
+    }
+    return sorted(sums);
+  }
+
+  function sorted(buckets) {
+    return [...buckets].map(([le, n]) => ({ le: le === '+Inf' ? Infinity : Number(le), n }))
+      .sort((a, b) => a.le - b.le);
+  }
+
+  // Prometheus's histogram_quantile: linear within the bucket that holds the q-th request, in ms.
+  function quantile(buckets, q) {
+    if (buckets.length === 0) return 0;
+    const total = buckets[buckets.length - 1].n;
+    if (total === 0) return 0;
+    const rank = q * total;
+    let lower = 0;
+    let below = 0;
+    for (const b of buckets) {
+      if (b.n >= rank) {
+        if (b.le === Infinity) return lower * 1000;
+        const within = b.n - below;
+        return (lower + (b.le - lower) * (within === 0 ? 0 : (rank - below) / within)) * 1000;
+      }
+      lower = b.le;
+      below = b.n;
+    }
+    return lower * 1000;
   }
 
   function push(series, value) {
@@ -728,11 +766,11 @@
         now.rates.set('action ' + k, rate);
         bus += rate;
       }
-      const quantiles = q => Math.max(0, ...[...now.routes.values()].map(r => r.q[q] || 0));
+      const window = bucketsSince(prev, now);
       push(app.metrics.series.http, http);
       push(app.metrics.series.bus, bus);
-      push(app.metrics.series.p50, quantiles('0.5'));
-      push(app.metrics.series.p99, quantiles('0.99'));
+      push(app.metrics.series.p50, quantile(window, 0.5));
+      push(app.metrics.series.p99, quantile(window, 0.99));
       const locks = Object.entries(now.lockEvents)
         .reduce((sum, [type, n]) => sum + Math.max(0, n - (prev.lockEvents[type] || 0)), 0);
       push(app.metrics.series.locks, locks / seconds);
@@ -745,7 +783,7 @@
     const out = $('#health-status');
     try {
       const health = await api('/health');
-      out.textContent = `Store ${health.status}: ${health.store}, one read in ${number(health.readMs, 2)} ms.`;
+      out.textContent = `Store ${health.status}: ${health.store}, one write in ${number(health.writeMs, 2)} ms.`;
     } catch (e) {
       if (e instanceof Unauthorized) throw e;
       out.textContent = `Store DOWN: ${e.message}`;
@@ -787,7 +825,7 @@
     $('#charts').replaceChildren(
       chart('HTTP requests', 'per s', s.http),
       chart('Event-bus requests', 'per s', s.bus),
-      chart('HTTP latency p50 / p99 (slowest route)', 'ms', s.p50, { first: 'p50', label: 'p99', values: p99 }),
+      chart('HTTP latency p50 / p99 (all routes, between refreshes)', 'ms', s.p50, { first: 'p50', label: 'p99', values: p99 }),
       chart('Lock events', 'per s', s.locks));
     const m = app.metrics.previous;
     if (!m) return;
@@ -796,8 +834,9 @@
     $('#routes-table tbody').replaceChildren(...routes.map(r => h('tr', {},
       h('td', { class: 'mono' }, r.route), h('td', {}, r.status),
       h('td', { class: 'num' }, number(r.count)), h('td', { class: 'num' }, rate(`route ${r.route} ${r.status}`)),
-      h('td', { class: 'num' }, number(r.q['0.5'], 2)), h('td', { class: 'num' }, number(r.q['0.95'], 2)),
-      h('td', { class: 'num' }, number(r.q['0.99'], 2)))));
+      h('td', { class: 'num' }, number(quantile(sorted(r.buckets), 0.5), 2)),
+      h('td', { class: 'num' }, number(quantile(sorted(r.buckets), 0.95), 2)),
+      h('td', { class: 'num' }, number(quantile(sorted(r.buckets), 0.99), 2)))));
     const actions = [...m.actions.values()].sort((a, b) => b.count - a.count);
     $('#actions-table tbody').replaceChildren(...actions.map(a => h('tr', {},
       h('td', { class: 'mono' }, a.address), h('td', {}, a.action), h('td', {}, a.outcome),

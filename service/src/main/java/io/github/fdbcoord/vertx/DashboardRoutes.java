@@ -105,7 +105,7 @@ final class DashboardRoutes {
           .put("startedAt", startedAt.toString())
           .put("uptimeMs", (System.nanoTime() - startedNanos) / 1_000_000)
           .put("store", ar.succeeded() ? ar.result().getString("store") : null)
-          .put("storeReadMs", ar.succeeded() ? ar.result().getValue("readMs") : null)
+          .put("storeWriteMs", ar.succeeded() ? ar.result().getValue("writeMs") : null)
           .put("error", ar.succeeded() ? null : String.valueOf(ar.cause().getMessage()))
           .put("clustered", vertx.isClustered())
           .put("http", config.httpHost() + ":" + ctx.request().localAddress().port())

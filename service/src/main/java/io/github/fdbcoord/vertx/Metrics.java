@@ -57,8 +57,6 @@ public final class Metrics {
         .description("HTTP requests answered by the coordination service")
         .tag("route", route).tag("status", Integer.toString(status))
         .publishPercentileHistogram().minimumExpectedValue(MIN_EXPECTED).maximumExpectedValue(MAX_EXPECTED)
-        // Quantiles over a decaying window, for the dashboard's latency charts.
-        .publishPercentiles(0.5, 0.95, 0.99)
         .register(registry)
         .record(nanos, TimeUnit.NANOSECONDS);
   }

@@ -399,7 +399,7 @@ class DashboardBrowserTest {
     assertEquals(200, nodes.statusCode(), "the node list still answers");
     assertEquals("DOWN", nodes.bodyAsJsonObject().getJsonArray("nodes").getJsonObject(0).getString("status"));
     waitFor("this node DOWN with the reason", () -> text("#nodes-table tbody").contains("DOWN")
-        && text("#nodes-table tbody").contains("store unreachable"));
+        && text("#nodes-table tbody").contains("store refuses writes"));
     show("mutexes");
     waitFor("the store error on the mutex view", () -> visible("#view-mutexes .error")
         && text("#view-mutexes .error").contains("unavailable"));
