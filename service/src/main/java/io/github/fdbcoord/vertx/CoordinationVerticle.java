@@ -104,7 +104,8 @@ public final class CoordinationVerticle extends VerticleBase {
         .cacheMaxBytes(config.internerCacheMaxBytes()).executor(exec).build());
     MutexOptions mutexOptions = MutexOptions.builder().directory(child("mutex"))
         .lease(config.lease()).heartbeatInterval(config.heartbeatInterval()).reaperInterval(config.reaperInterval())
-        .eventRetention(config.eventRetention()).executor(exec).build();
+        .eventRetention(config.eventRetention()).maxQueueLength(config.maxQueueLength()).hostId(config.hostId())
+        .executor(exec).build();
     return DirectoryLayer.getDefault().createOrOpen(db, child("allocator"))
         .thenApplyAsync(dir -> AllocatorService.create(db, new AllocatorServiceOptions().setRoot(dir).setExecutor(exec)),
             exec)
@@ -121,7 +122,7 @@ public final class CoordinationVerticle extends VerticleBase {
   private Future<?> deployAll(Layers layers) {
     this.mutexes = layers.mutexes();
     mutexVerticle = new MutexVerticle(config.mutexAddress(), config.addressPrefix(), layers.mutexes(),
-        config.maxAcquireTimeout(), config.maxWatched(), workers, metrics);
+        config.maxAcquireTimeout(), config.maxWatched(), config.watchLease(), workers, metrics);
     List<io.vertx.core.Deployable> verticles = new ArrayList<>(List.of(
         new DirectoryVerticle(config.directoryAddress(), layers.directories(), config.maxPageSize(), workers, metrics),
         new AllocatorVerticle(config.allocatorAddress(), layers.allocators(), workers, metrics),
