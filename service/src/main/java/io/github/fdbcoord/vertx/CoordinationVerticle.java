@@ -206,6 +206,11 @@ public final class CoordinationVerticle extends VerticleBase {
     return CoordinationClient.create(vertx, config.addressPrefix());
   }
 
+  /** How many mutexes this node publishes lock events of (each holds one of {@code mutex.maxWatched} slots). */
+  public int watchedMutexCount() {
+    return mutexVerticle == null ? 0 : mutexVerticle.watchedCount();
+  }
+
   /** How many grants obtained through this node are believed held (released on stop). */
   public int heldMutexCount() {
     return mutexVerticle == null ? 0 : mutexVerticle.heldCount();
