@@ -195,23 +195,34 @@ public final class HttpVerticle extends VerticleBase {
       }
     });
     client.request(client.mutexAddress(), "acquire", body, sendTimeoutMs).onComplete(ar -> {
-      if (acquiring.remove(ctx) == null) {
-        // Nobody to answer (the client left, or 503 closed was sent): a late grant is given back.
-        if (ar.succeeded() && Boolean.TRUE.equals(ar.result().getBoolean("held"))) {
-          client.request(client.mutexAddress(), "release", new JsonObject().put("name", name).put("owner", owner)
-              .put("token", ar.result().getString("token")));
-        }
-        return;
-      }
-      if (ar.succeeded()) {
-        json(ctx, 200, ar.result());
-      } else if (ar.cause() instanceof ReplyException) {
-        ReplyException e = (ReplyException) ar.cause();
-        error(ctx, FailureCodes.codeOf(e), FailureCodes.reasonOf(e), FailureCodes.detailOf(e));
+      if (ar.succeeded() && Boolean.TRUE.equals(ar.result().getBoolean("held"))) {
+        // One event-loop turn before writing a grant: a close the client already sent is handled
+        // first, so the grant is given back at once instead of being written to nobody (and held
+        // until its lease runs out).
+        vertx.setTimer(1, id -> answerAcquire(ctx, ar, name, owner));
       } else {
-        error(ctx, 503, "unavailable", String.valueOf(ar.cause().getMessage()));
+        answerAcquire(ctx, ar, name, owner);
       }
     });
+  }
+
+  private void answerAcquire(RoutingContext ctx, io.vertx.core.AsyncResult<JsonObject> ar, Object name, Object owner) {
+    if (acquiring.remove(ctx) == null) {
+      // Nobody to answer (the client left, or 503 closed was sent): a late grant is given back.
+      if (ar.succeeded() && Boolean.TRUE.equals(ar.result().getBoolean("held"))) {
+        client.request(client.mutexAddress(), "release", new JsonObject().put("name", name).put("owner", owner)
+            .put("token", ar.result().getString("token")));
+      }
+      return;
+    }
+    if (ar.succeeded()) {
+      json(ctx, 200, ar.result());
+    } else if (ar.cause() instanceof ReplyException) {
+      ReplyException e = (ReplyException) ar.cause();
+      error(ctx, FailureCodes.codeOf(e), FailureCodes.reasonOf(e), FailureCodes.detailOf(e));
+    } else {
+      error(ctx, 503, "unavailable", String.valueOf(ar.cause().getMessage()));
+    }
   }
 
   private Future<JsonObject> abandon(Object name, Object owner) {
