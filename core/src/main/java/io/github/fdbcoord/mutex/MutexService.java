@@ -45,13 +45,18 @@ public interface MutexService extends AutoCloseable {
    * current position (so a retry after {@code commit_unknown_result} never enqueues twice).
    *
    * <p>No heartbeat is started: a holder obtained this way must call {@link #heartbeat} more often
-   * than the lease, and so must a waiter once it has been granted the mutex through the queue.
+   * than the lease, and so must a waiter once it has been granted the mutex through the queue. A
+   * waiter calls {@link #heartbeatWaiter} as often, or the reaper removes it from the queue. Fails
+   * with {@link MutexQueueFullException} when the queue already holds
+   * {@link MutexOptions#maxQueueLength()} waiters.
    */
   CompletableFuture<AcquireResult> tryAcquire(String name, String owner);
 
   /**
    * Completes when {@code owner} holds the mutex, with a handle that heartbeats until released.
-   * Waiting is woken by a watch on the mutex's generation key, never by polling.
+   * Waiting is woken by a watch on the mutex's generation key, never by polling; while waiting, the
+   * queue entry is heartbeated every {@link MutexOptions#heartbeatInterval()} (and made again at the
+   * back if it was removed meanwhile).
    *
    * @param timeout how long to wait; {@code Duration.ZERO} tries once without staying queued;
    *     null waits without limit. On timeout the owner leaves the queue and the future fails with

@@ -35,6 +35,11 @@ import java.util.logging.Logger;
  * reaper after its lease. On stop, the grants obtained through this verticle that are still held
  * are released, so a stopping node hands its locks on at once.
  *
+ * <p>Waiters of pending acquires are kept alive (their queue entries heartbeated) by this verticle
+ * as long as their requests wait; {@code abandon} ends a wait whose requester went away (the HTTP
+ * verticle sends it when a client disconnects). A {@code heartbeat} without token from an owner that
+ * only waits keeps its queue entry alive.
+ *
  * <p>Lock events of a watched mutex are published on {@code <prefix>.mutex.events.<name>}; a mutex
  * is watched after a {@code watch} request (the WebSocket and {@link CoordinationClient#lockEvents}
  * send one). Events come from the mutex's event log in the store, so they include transitions made

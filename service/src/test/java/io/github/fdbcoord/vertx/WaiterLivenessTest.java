@@ -179,6 +179,67 @@ class WaiterLivenessTest {
     assertEquals("beating", await(f.client.mutexState("m")).owner().orElseThrow().owner());
   }
 
+  /**
+   * Live HTTP contenders loop acquire / hold / release while acquirers that disconnect at random
+   * moments keep joining the queue: never two holders, increasing fencing tokens, every live round
+   * served, and nothing left queued or held at the end.
+   */
+  @Test
+  void manyHttpWaitersSomeDisconnectingNeverTwoOwners() throws Exception {
+    f = ServiceFixture.start(vertx);
+    int live = 8;
+    int rounds = 3;
+    java.util.concurrent.atomic.AtomicInteger inside = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicInteger maxInside = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicInteger served = new java.util.concurrent.atomic.AtomicInteger();
+    List<String> tokens = java.util.Collections.synchronizedList(new ArrayList<>());
+    List<Throwable> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+    java.util.Random random = new java.util.Random(12);
+    List<Thread> threads = new ArrayList<>();
+    for (int c = 0; c < live; c++) {
+      String owner = "live-" + c;
+      int seed = random.nextInt();
+      Thread t = new Thread(() -> {
+        java.util.Random r = new java.util.Random(seed);
+        try {
+          for (int round = 0; round < rounds; round++) {
+            NetSocket ghost = rawAcquire("hot", owner + "-ghost-" + round, 20_000);
+            vertx.setTimer(1 + r.nextInt(300), id -> ghost.close());
+            HttpResponse<Buffer> g = await(httpAcquire("hot", new JsonObject().put("owner", owner)
+                .put("timeoutMs", 20_000)));
+            if (g.statusCode() != 200) {
+              throw new AssertionError(owner + ": " + g.bodyAsString());
+            }
+            int now = inside.incrementAndGet();
+            maxInside.accumulateAndGet(now, Math::max);
+            tokens.add(g.bodyAsJsonObject().getString("token"));
+            Thread.sleep(5);
+            inside.decrementAndGet();
+            served.incrementAndGet();
+            await(f.client.release("hot", owner, null));
+          }
+        } catch (Throwable e) {
+          failures.add(e);
+        }
+      });
+      threads.add(t);
+      t.start();
+    }
+    for (Thread t : threads) {
+      t.join(50_000);
+    }
+    assertEquals(List.of(), failures);
+    assertEquals(live * rounds, served.get());
+    assertEquals(1, maxInside.get(), "two holders at once");
+    List<String> sorted = new ArrayList<>(tokens);
+    java.util.Collections.sort(sorted);
+    assertEquals(sorted, tokens, "fencing tokens did not grow with each grant");
+    eventually("no ghost stays queued or holding", Duration.ofSeconds(10), () -> {
+      MutexState st = await(f.client.mutexState("hot"));
+      return st.queue().isEmpty() && st.owner().isEmpty();
+    });
+  }
+
   @Test
   void queuesAreBoundedWith409QueueFull() {
     JsonObject config = ServiceFixture.baseConfig();
