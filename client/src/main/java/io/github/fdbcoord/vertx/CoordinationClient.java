@@ -27,6 +27,9 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.WeakHashMap;
 import java.util.logging.Logger;
 
 /**
@@ -58,6 +61,8 @@ public final class CoordinationClient {
   /** Default margin beyond a request's own wait (acquire's timeout) before it fails with {@link #HOST_UNAVAILABLE}. */
   public static final Duration DEFAULT_REPLY_GRACE = Duration.ofSeconds(5);
   private static final Logger LOG = Logger.getLogger(CoordinationClient.class.getName());
+  /** Liveness addresses per Vert.x instance and address prefix (weak: a closed Vert.x is forgotten). */
+  private static final Map<Vertx, Map<String, String>> LIVENESS = new WeakHashMap<>();
 
   private final Vertx vertx;
   private final String prefix;
@@ -284,9 +289,36 @@ public final class CoordinationClient {
    * leaving the queue. The holder must then {@link #heartbeat} more often than the service's lease.
    */
   public Future<Grant> acquire(String name, String owner, Duration timeout) {
-    return request(mutexAddress(), "acquire", new JsonObject().put("name", name).put("owner", owner)
-        .put("timeoutMs", timeout.toMillis()), replyGraceMs + timeout.toMillis())
+    return liveness().compose(address -> request(mutexAddress(), "acquire", new JsonObject().put("name", name)
+        .put("owner", owner).put("timeoutMs", timeout.toMillis()).put("liveness", address),
+        replyGraceMs + timeout.toMillis()))
         .map(Grant::of);
+  }
+
+  /**
+   * The address at which this Vert.x instance answers the service's liveness pings while its
+   * {@code acquire} requests wait: when the node dies, its registration goes with it, and the
+   * service takes its waiters out of the queues. One per Vert.x instance and address prefix.
+   */
+  private Future<String> liveness() {
+    String address;
+    synchronized (LIVENESS) {
+      Map<String, String> byPrefix = LIVENESS.computeIfAbsent(vertx, v -> new HashMap<>());
+      address = byPrefix.get(prefix);
+      if (address != null) {
+        return Future.succeededFuture(address);
+      }
+      address = prefix + ".liveness." + java.util.UUID.randomUUID();
+      byPrefix.put(prefix, address);
+    }
+    String registered = address;
+    return vertx.eventBus().<JsonObject>consumer(address, m -> m.reply(new JsonObject())).completion()
+        .map(registered)
+        .onFailure(e -> {
+          synchronized (LIVENESS) {
+            LIVENESS.getOrDefault(vertx, new HashMap<>()).remove(prefix, registered);
+          }
+        });
   }
 
   /** Releases; the token (nullable) limits the release to that grant. */

@@ -61,6 +61,12 @@ public final class MutexVerticle extends LayerVerticle {
   private long keepAliveTimer = -1;
   private long watchSweepTimer = -1;
 
+  /**
+   * Liveness addresses of the requesters of waiting acquires (sent by {@link CoordinationClient}):
+   * pinged with the waiters' heartbeats; a requester whose node is gone abandons its wait.
+   */
+  private final Map<Promise<JsonObject>, String> requesters = new ConcurrentHashMap<>();
+
   /** Acquires waiting in a queue through this verticle: failed (and their owners dequeued) on stop. */
   private final Map<Promise<JsonObject>, Grant> waiting = new ConcurrentHashMap<>();
   private volatile boolean stopping;
@@ -110,7 +116,7 @@ public final class MutexVerticle extends LayerVerticle {
       String owner = owner(body);
       Long ms = Requests.optionalLong(body, "timeoutMs", 0, maxAcquireTimeout.toMillis());
       Duration timeout = ms == null ? maxAcquireTimeout : Duration.ofMillis(ms);
-      return acquire(name, owner, timeout);
+      return acquire(name, owner, timeout, Requests.optionalString(body, "liveness"));
     });
     action("release", body -> {
       String name = name(body);
@@ -201,9 +207,12 @@ public final class MutexVerticle extends LayerVerticle {
    * when queued, subscribe to the mutex's transitions, try again (idempotent, catches a grant made
    * before the subscription) and wait for a transition naming this owner, or leave on timeout.
    */
-  private Future<JsonObject> acquire(String name, String owner, Duration timeout) {
+  private Future<JsonObject> acquire(String name, String owner, Duration timeout, String liveness) {
     Promise<JsonObject> result = Promise.promise();
     waiting.put(result, new Grant(name, owner, null));
+    if (liveness != null) {
+      requesters.put(result, liveness);
+    }
     if (stopping) {
       waiting.remove(result);
       return Future.failedFuture(FailureCodes.failure(FailureCodes.UNAVAILABLE, "closed",
@@ -222,7 +231,10 @@ public final class MutexVerticle extends LayerVerticle {
         waitForGrant(name, owner, timeout, result);
       }
     });
-    return result.future().andThen(ar -> waiting.remove(result));
+    return result.future().andThen(ar -> {
+      waiting.remove(result);
+      requesters.remove(result);
+    });
   }
 
   private void waitForGrant(String name, String owner, Duration timeout, Promise<JsonObject> result) {
@@ -354,6 +366,7 @@ public final class MutexVerticle extends LayerVerticle {
    * reaper while this node stalled) is made again, and a grant found is delivered.
    */
   private void keepWaitersAlive() {
+    pingRequesters();
     Map<String, Grant> pending = new java.util.HashMap<>();
     for (Grant g : waiting.values()) {
       pending.putIfAbsent(key(g.name(), g.owner()), g);
@@ -368,6 +381,26 @@ public final class MutexVerticle extends LayerVerticle {
             }
           })
           .onFailure(e -> LOG.log(Level.FINE, "heartbeat of waiter " + g + " failed", e));
+    }
+  }
+
+  /**
+   * An event-bus acquire is alive while its requester's node is: a requester that left (no handler
+   * at its liveness address any more, or no answer within a heartbeat interval) abandons its wait.
+   */
+  private void pingRequesters() {
+    long timeout = Math.max(100, mutexes.options().heartbeatInterval().toMillis());
+    for (Map.Entry<Promise<JsonObject>, String> r : new ArrayList<>(requesters.entrySet())) {
+      vertx.eventBus().request(r.getValue(), new JsonObject(), new io.vertx.core.eventbus.DeliveryOptions()
+          .setSendTimeout(timeout)).onFailure(e -> {
+            Grant g = waiting.get(r.getKey());
+            // Only a registration that is gone counts: a slow answer (load, a pause) is no proof of death.
+            if (g != null && e instanceof io.vertx.core.eventbus.ReplyException
+                && ((io.vertx.core.eventbus.ReplyException) e).failureType() == io.vertx.core.eventbus.ReplyFailure.NO_HANDLERS) {
+              abandon(r.getKey(), g, FailureCodes.failure(FailureCodes.CONFLICT, "abandoned", "the node that sent the"
+                  + " acquire of mutex '" + g.name() + "' by '" + g.owner() + "' is gone (" + e.getMessage() + ")"));
+            }
+          });
     }
   }
 

@@ -17,6 +17,7 @@ import io.vertx.core.http.WebSocketConnectOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
+import io.vertx.test.fakecluster.FakeClusterManager;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -94,6 +95,45 @@ class NodeFailureTest {
     assertEquals(CoordinationClient.HOST_UNAVAILABLE, none.failureCode());
     assertTrue(none.getMessage().startsWith("no_handlers: "), none.getMessage());
     await(dead.unregister());
+  }
+
+  /**
+   * An event-bus acquire is alive while its requester's node is: when the node that sent it leaves
+   * the cluster, the host takes its waiter out of the queue, well before the request's own timeout.
+   */
+  @Test
+  void theWaiterOfANodeThatLeftTheClusterLeavesTheQueue() throws Exception {
+    Vertx host = await(Vertx.builder().withClusterManager(new FakeClusterManager()).buildClustered());
+    Vertx requester = await(Vertx.builder().withClusterManager(new FakeClusterManager()).buildClustered());
+    try {
+      JsonObject config = ServiceFixture.baseConfig();
+      config.getJsonObject("http").put("enabled", false);
+      ServiceFixture f = ServiceFixture.start(host, config, null);
+      assertTrue(await(f.client.tryAcquire("m", "holder")).held());
+      long beat = host.setPeriodic(200, id -> f.client.heartbeat("m", "holder", null));
+      CoordinationClient remote = CoordinationClient.create(requester);
+      remote.acquire("m", "remote-waiter", Duration.ofSeconds(20));
+      Future<CoordinationClient.Grant> live = f.client.acquire("m", "live", Duration.ofSeconds(20));
+      eventually("both queued", Duration.ofSeconds(10),
+          () -> await(f.client.mutexState("m")).queue().size() == 2);
+
+      long closed = System.nanoTime();
+      await(requester.close()); // its node leaves the cluster; its request can never be answered
+      eventually("the waiter of the node that left is gone", Duration.ofSeconds(5), () -> await(f.client.mutexState("m"))
+          .queue().stream().noneMatch(q -> q.owner().equals("remote-waiter")));
+      long goneMs = (System.nanoTime() - closed) / 1_000_000;
+      assertTrue(goneMs < 5000, "removed " + goneMs + " ms after its node left");
+      host.cancelTimer(beat);
+      await(f.client.release("m", "holder", null));
+      assertEquals("live", await(live).owner());
+      f.close();
+    } finally {
+      await(host.close());
+      if (requester != null) {
+        requester.close();
+      }
+      FakeClusterManager.reset();
+    }
   }
 
   @Test
