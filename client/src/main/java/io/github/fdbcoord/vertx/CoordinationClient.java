@@ -7,11 +7,14 @@ import io.github.fdbcoord.mutex.LockEvent;
 import io.github.fdbcoord.mutex.MutexOwner;
 import io.github.fdbcoord.mutex.MutexState;
 import io.github.fdbcoord.mutex.QueueEntry;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
@@ -24,7 +27,10 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.WeakHashMap;
+import java.util.logging.Logger;
 
 /**
  * Typed access to the coordination service over the event bus, for verticles on any node of the
@@ -42,14 +48,32 @@ public final class CoordinationClient {
   public static final String ACTION_HEADER = "action";
   private static final HexFormat HEX = HexFormat.of();
 
+  /**
+   * Failure code of a request that got no reply in time (reason {@code no_reply}) or found nothing
+   * serving its address (reason {@code no_handlers}): the node serving it died, stopped or is cut
+   * off. The {@link io.vertx.core.eventbus.ReplyException} keeps Vert.x's failure type (TIMEOUT,
+   * NO_HANDLERS); its {@code failureCode()} is this. A request without reply may or may not have
+   * taken effect.
+   */
+  public static final int HOST_UNAVAILABLE = 503;
+  /** Default limit of a request without a wait of its own: a store transaction's 5 s plus a margin. */
+  public static final Duration DEFAULT_SEND_TIMEOUT = Duration.ofSeconds(10);
+  /** Default margin beyond a request's own wait (acquire's timeout) before it fails with {@link #HOST_UNAVAILABLE}. */
+  public static final Duration DEFAULT_REPLY_GRACE = Duration.ofSeconds(5);
+  private static final Logger LOG = Logger.getLogger(CoordinationClient.class.getName());
+  /** Liveness addresses per Vert.x instance and address prefix (weak: a closed Vert.x is forgotten). */
+  private static final Map<Vertx, Map<String, String>> LIVENESS = new WeakHashMap<>();
+
   private final Vertx vertx;
   private final String prefix;
   private final long sendTimeoutMs;
+  private final long replyGraceMs;
 
-  private CoordinationClient(Vertx vertx, String prefix, long sendTimeoutMs) {
+  private CoordinationClient(Vertx vertx, String prefix, long sendTimeoutMs, long replyGraceMs) {
     this.vertx = Objects.requireNonNull(vertx, "vertx");
     this.prefix = Objects.requireNonNull(prefix, "prefix");
     this.sendTimeoutMs = sendTimeoutMs;
+    this.replyGraceMs = replyGraceMs;
   }
 
   /** A client of the service under the default address prefix "fdb". */
@@ -58,12 +82,28 @@ public final class CoordinationClient {
   }
 
   public static CoordinationClient create(Vertx vertx, String addressPrefix) {
-    return new CoordinationClient(vertx, addressPrefix, DeliveryOptions.DEFAULT_TIMEOUT);
+    return new CoordinationClient(vertx, addressPrefix, DEFAULT_SEND_TIMEOUT.toMillis(), DEFAULT_REPLY_GRACE.toMillis());
   }
 
-  /** The same client with another event-bus send timeout (acquire adds its own wait to it). */
+  /** The same client with another limit for requests that have no wait of their own (default 10 s). */
   public CoordinationClient withSendTimeout(Duration timeout) {
-    return new CoordinationClient(vertx, prefix, timeout.toMillis());
+    return new CoordinationClient(vertx, prefix, positive(timeout, "send timeout"), replyGraceMs);
+  }
+
+  /**
+   * The same client with another margin beyond a request's own wait (default 5 s): an
+   * {@link #acquire} with timeout {@code t} fails with {@link #HOST_UNAVAILABLE} when no reply came
+   * within {@code t + grace} (the serving node died, or is cut off).
+   */
+  public CoordinationClient withReplyGrace(Duration grace) {
+    return new CoordinationClient(vertx, prefix, sendTimeoutMs, positive(grace, "reply grace"));
+  }
+
+  private static long positive(Duration d, String what) {
+    if (d == null || d.isNegative() || d.isZero()) {
+      throw new IllegalArgumentException(what + " must be positive, got " + d);
+    }
+    return d.toMillis();
   }
 
   public String directoryAddress() {
@@ -89,7 +129,25 @@ public final class CoordinationClient {
 
   Future<JsonObject> request(String address, String action, JsonObject body, long timeoutMs) {
     DeliveryOptions options = new DeliveryOptions().addHeader(ACTION_HEADER, action).setSendTimeout(timeoutMs);
-    return vertx.eventBus().<JsonObject>request(address, body, options).map(m -> m.body());
+    return vertx.eventBus().<JsonObject>request(address, body, options).map(m -> m.body())
+        .recover(e -> Future.failedFuture(hostFailure(e, address, action, timeoutMs)));
+  }
+
+  /** Vert.x's TIMEOUT and NO_HANDLERS as the documented {@link #HOST_UNAVAILABLE} failures. */
+  private static Throwable hostFailure(Throwable e, String address, String action, long timeoutMs) {
+    if (!(e instanceof ReplyException)) {
+      return e;
+    }
+    ReplyException r = (ReplyException) e;
+    if (r.failureType() == ReplyFailure.TIMEOUT) {
+      return new ReplyException(ReplyFailure.TIMEOUT, HOST_UNAVAILABLE, "no_reply: no reply to '" + action + "' from "
+          + address + " within " + timeoutMs + " ms: the node serving it may have died; the outcome is unknown");
+    }
+    if (r.failureType() == ReplyFailure.NO_HANDLERS) {
+      return new ReplyException(ReplyFailure.NO_HANDLERS, HOST_UNAVAILABLE, "no_handlers: nothing serves " + address
+          + " (the service is not deployed, is stopping, or its node left the cluster)");
+    }
+    return e;
   }
 
   // ------------------------------------------------------------------ directory
@@ -231,9 +289,36 @@ public final class CoordinationClient {
    * leaving the queue. The holder must then {@link #heartbeat} more often than the service's lease.
    */
   public Future<Grant> acquire(String name, String owner, Duration timeout) {
-    return request(mutexAddress(), "acquire", new JsonObject().put("name", name).put("owner", owner)
-        .put("timeoutMs", timeout.toMillis()), sendTimeoutMs + timeout.toMillis())
+    return liveness().compose(address -> request(mutexAddress(), "acquire", new JsonObject().put("name", name)
+        .put("owner", owner).put("timeoutMs", timeout.toMillis()).put("liveness", address),
+        replyGraceMs + timeout.toMillis()))
         .map(Grant::of);
+  }
+
+  /**
+   * The address at which this Vert.x instance answers the service's liveness pings while its
+   * {@code acquire} requests wait: when the node dies, its registration goes with it, and the
+   * service takes its waiters out of the queues. One per Vert.x instance and address prefix.
+   */
+  private Future<String> liveness() {
+    String address;
+    synchronized (LIVENESS) {
+      Map<String, String> byPrefix = LIVENESS.computeIfAbsent(vertx, v -> new HashMap<>());
+      address = byPrefix.get(prefix);
+      if (address != null) {
+        return Future.succeededFuture(address);
+      }
+      address = prefix + ".liveness." + java.util.UUID.randomUUID();
+      byPrefix.put(prefix, address);
+    }
+    String registered = address;
+    return vertx.eventBus().<JsonObject>consumer(address, m -> m.reply(new JsonObject())).completion()
+        .map(registered)
+        .onFailure(e -> {
+          synchronized (LIVENESS) {
+            LIVENESS.getOrDefault(vertx, new HashMap<>()).remove(prefix, registered);
+          }
+        });
   }
 
   /** Releases; the token (nullable) limits the release to that grant. */
@@ -248,6 +333,17 @@ public final class CoordinationClient {
         .put("token", token == null ? null : token.toString()))
         .map(j -> new MutexOwner(j.getString("owner"), FencingToken.parse(j.getString("token")),
             j.getLong("heartbeats")));
+  }
+
+  /**
+   * Keeps a waiter that queued through {@link #tryAcquire} alive (call it more often than the
+   * service's lease, as a holder heartbeats): a waiter that stops is removed from the queue after the
+   * lease. Completes with its position, or with its grant (held, with the token) once it was granted
+   * the mutex, whose heartbeat it then also is. Fails with CONFLICT when it neither waits nor holds.
+   */
+  public Future<Grant> heartbeatWaiter(String name, String owner) {
+    return request(mutexAddress(), "heartbeat", new JsonObject().put("name", name).put("owner", owner))
+        .map(Grant::of);
   }
 
   public Future<Boolean> leave(String name, String owner) {
@@ -276,24 +372,141 @@ public final class CoordinationClient {
   }
 
   /**
-   * Delivers the lock events of mutex {@code name} to {@code handler} (on the caller's context)
-   * from now on, until the returned consumer is unregistered. Each event is delivered once even
-   * when several nodes publish it (they carry a totally ordered sequence).
+   * Events of a mutex may have been missed: the service no longer had them when this client asked
+   * (its event log keeps them for {@code mutex.eventRetentionMs}, or the serving node came back with
+   * another store). {@code lastDelivered} is the sequence of the last event delivered before the gap.
+   */
+  public record EventGap(String mutex, Optional<FencingToken> lastDelivered) {}
+
+  /**
+   * As {@link #lockEvents(String, Handler, Handler)}, with gaps logged as warnings.
    */
   public Future<MessageConsumer<JsonObject>> lockEvents(String name, Handler<LockEvent> handler) {
-    AtomicReference<FencingToken> last = new AtomicReference<>();
-    MessageConsumer<JsonObject> consumer = vertx.eventBus().consumer(prefix + ".mutex.events." + name, m -> {
-      LockEvent e = lockEvent(m.body());
-      FencingToken prev = last.get();
-      if (prev == null || e.sequence().isNewerThan(prev)) {
-        last.set(e.sequence());
+    return lockEvents(name, handler, gap -> LOG.warning("lock events of mutex '" + name
+        + "' may have been missed after " + gap.lastDelivered().map(FencingToken::toString).orElse("the start")));
+  }
+
+  /**
+   * Delivers the lock events of mutex {@code name} to {@code handler} (on the caller's context)
+   * from now on, until the returned consumer is unregistered: each once and in sequence order, even
+   * when several nodes publish it. The watch is renewed periodically; when the serving node restarts
+   * (or another takes over), the renewal resumes from the last event delivered, replaying what was
+   * missed from the service's event log, or calls {@code onGap} when events can no longer be replayed.
+   */
+  public Future<MessageConsumer<JsonObject>> lockEvents(String name, Handler<LockEvent> handler, Handler<EventGap> onGap) {
+    Objects.requireNonNull(handler, "handler");
+    Objects.requireNonNull(onGap, "onGap");
+    LockEventStream stream = new LockEventStream(name, handler, onGap);
+    return stream.start();
+  }
+
+  /** One {@link #lockEvents} subscription: the consumer, the renewals and the replay after a gap in delivery. */
+  private final class LockEventStream {
+    private final String name;
+    private final Handler<LockEvent> handler;
+    private final Handler<EventGap> onGap;
+    private final String watcher = "client-" + java.util.UUID.randomUUID();
+    private final Context context = vertx.getOrCreateContext();
+    private MessageConsumer<JsonObject> consumer;
+    private FencingToken last;
+    /** Events published while a renewal (and its replay) is under way: delivered after it, in order. */
+    private List<LockEvent> held;
+    private long renewAfterMs = 1000;
+
+    LockEventStream(String name, Handler<LockEvent> handler, Handler<EventGap> onGap) {
+      this.name = name;
+      this.handler = handler;
+      this.onGap = onGap;
+    }
+
+    Future<MessageConsumer<JsonObject>> start() {
+      held = new ArrayList<>();
+      consumer = vertx.eventBus().consumer(prefix + ".mutex.events." + name, m -> {
+        LockEvent e = lockEvent(m.body());
+        if (held != null) {
+          held.add(e);
+        } else {
+          deliver(e);
+        }
+      });
+      return consumer.completion()
+          .compose(v -> watch())
+          .onSuccess(reply -> {
+            String latest = reply.getString("latest");
+            if (latest != null) {
+              last = FencingToken.parse(latest); // where this subscription starts
+            }
+            settle(reply);
+          })
+          .map(consumer)
+          .onFailure(e -> {
+            held = null;
+            consumer.unregister();
+          });
+    }
+
+    private Future<JsonObject> watch() {
+      return request(mutexAddress(), "watch", new JsonObject().put("name", name).put("watcher", watcher)
+          .put("after", last == null ? null : last.toString()));
+    }
+
+    private void renew() {
+      if (!consumer.isRegistered()) {
+        request(mutexAddress(), "unwatch", new JsonObject().put("name", name).put("watcher", watcher));
+        return;
+      }
+      held = new ArrayList<>();
+      watch().onComplete(ar -> {
+        if (ar.succeeded()) {
+          settle(ar.result());
+        } else {
+          // The serving node is gone for now: try again soon; the replay will tell what was missed.
+          flushHeld();
+          schedule(Math.min(1000, renewAfterMs));
+        }
+      });
+    }
+
+    /** Delivers a watch reply's replay (or its gap), then what was published meanwhile; schedules the next renewal. */
+    private void settle(JsonObject reply) {
+      JsonArray replay = reply.getJsonArray("events");
+      if (Boolean.TRUE.equals(reply.getBoolean("gap"))) {
+        onGap.handle(new EventGap(name, Optional.ofNullable(last)));
+      }
+      if (replay != null) {
+        for (Object o : replay) {
+          deliver(lockEvent((JsonObject) o));
+        }
+      }
+      flushHeld();
+      Long leaseMs = reply.getLong("leaseMs");
+      renewAfterMs = leaseMs == null ? 10_000 : Math.max(100, leaseMs / 3);
+      schedule(renewAfterMs);
+    }
+
+    private void flushHeld() {
+      List<LockEvent> pending = held;
+      held = null;
+      if (pending != null) {
+        pending.sort((a, b) -> a.sequence().compareTo(b.sequence()));
+        pending.forEach(this::deliver);
+      }
+    }
+
+    private void schedule(long delayMs) {
+      if (consumer.isRegistered()) {
+        vertx.setTimer(delayMs, id -> context.runOnContext(v -> renew()));
+      } else {
+        request(mutexAddress(), "unwatch", new JsonObject().put("name", name).put("watcher", watcher));
+      }
+    }
+
+    private void deliver(LockEvent e) {
+      if (last == null || e.sequence().isNewerThan(last)) {
+        last = e.sequence();
         handler.handle(e);
       }
-    });
-    return consumer.completion()
-        .compose(v -> request(mutexAddress(), "watch", new JsonObject().put("name", name)))
-        .map(consumer)
-        .onFailure(e -> consumer.unregister());
+    }
   }
 
   static LockEvent lockEvent(JsonObject j) {

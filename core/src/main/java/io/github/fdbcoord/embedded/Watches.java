@@ -126,7 +126,20 @@ final class Watches {
       if (w.future.isDone()) {
         continue;
       }
-      w.executor.execute(() -> w.future.complete(null));
+      run(w, () -> w.future.complete(null));
+    }
+  }
+
+  /**
+   * Completes a watch on its executor; when that executor was shut down (its owner stopped without
+   * cancelling the watch), on the common pool instead: a watch left behind must neither fail the
+   * commit that fires it nor run its callbacks on the committing thread.
+   */
+  private static void run(Watch w, Runnable completion) {
+    try {
+      w.executor.execute(completion);
+    } catch (java.util.concurrent.RejectedExecutionException stopped) {
+      java.util.concurrent.ForkJoinPool.commonPool().execute(completion);
     }
   }
 
@@ -135,7 +148,7 @@ final class Watches {
     for (Map.Entry<byte[], List<Watch>> e : byKey.entrySet()) {
       for (Watch w : e.getValue()) {
         outstanding.decrementAndGet();
-        w.executor.execute(() -> w.future.completeExceptionally(FdbErrors.error(FdbErrors.OPERATION_CANCELLED)));
+        run(w, () -> w.future.completeExceptionally(FdbErrors.error(FdbErrors.OPERATION_CANCELLED)));
       }
     }
     byKey.clear();

@@ -6,6 +6,8 @@ import com.apple.foundationdb.Transaction;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Versionstamp;
 import io.github.fdbcoord.mutex.MutexSchema.EventRecord;
+import io.github.fdbcoord.mutex.MutexSchema.Incarnation;
+import io.github.fdbcoord.mutex.MutexSchema.Waiter;
 
 import java.time.Duration;
 import java.util.Optional;
@@ -39,6 +41,8 @@ final class FdbMutexService implements MutexService {
   private final ConcurrentHashMap<String, OwnershipWatcher> watchers = new ConcurrentHashMap<>();
   private final Set<Handle> handles = ConcurrentHashMap.newKeySet();
   private final MutexReaper reaper;
+  /** This start of the service: recorded with every grant and queue entry made or kept alive through it. */
+  final Incarnation incarnation;
   private volatile boolean closed;
 
   FdbMutexService(Database db, Subspace root, MutexOptions options) {
@@ -53,6 +57,7 @@ final class FdbMutexService implements MutexService {
       return t;
     }) : options.scheduler();
     this.retentionVersions = options.eventRetention().toMillis() * (VERSIONS_PER_SECOND / 1000);
+    this.incarnation = new Incarnation(options.hostId(), java.util.UUID.randomUUID().toString());
     this.reaper = options.reaperEnabled() ? new MutexReaper(this, options.lease(), options.reaperInterval()) : null;
     if (reaper != null) {
       reaper.start();
@@ -96,7 +101,10 @@ final class FdbMutexService implements MutexService {
             .thenApply(ahead -> AfterCommit.now(AcquireResult.queued(ahead + 1, ticket)))
         // Count before writing: the new entry's key is unreadable until commit.
         : schema.countQueueBefore(tr.snapshot(), name, null, executor).thenApply(ahead -> {
-          schema.enqueue(tr, name, owner);
+          if (ahead >= options.maxQueueLength()) {
+            throw new MutexQueueFullException(name, owner, options.maxQueueLength());
+          }
+          schema.enqueue(tr, name, owner, incarnation);
           return AfterCommit.stamped(tr.getVersionstamp(),
               vs -> AcquireResult.queued(ahead + 1, Versionstamp.complete(vs, 0)));
         }));
@@ -169,7 +177,7 @@ final class FdbMutexService implements MutexService {
         throw refusal(name, owner, token, current);
       }
       MutexOwner next = new MutexOwner(owner, current.token(), current.heartbeats() + 1);
-      schema.writeOwner(tr, name, next);
+      schema.writeOwner(tr, name, next, incarnation);
       return AfterCommit.now(next);
     }));
   }
@@ -185,6 +193,92 @@ final class FdbMutexService implements MutexService {
       schema.dequeue(tr, name, new QueueEntry(owner, MutexSchema.token(ticket)));
       return AfterCommit.now(true);
     }));
+  }
+
+  @Override
+  public CompletableFuture<AcquireResult> heartbeatWaiter(String name, String owner) {
+    checkName(name, "mutex name");
+    checkName(owner, "owner");
+    return transact(tr -> schema.readOwner(tr, name).thenCombine(schema.readTicket(tr, name, owner), (current, ticket) -> {
+      if (current != null && current.owner().equals(owner)) {
+        return CompletableFuture.completedFuture(AfterCommit.now(AcquireResult.held(current.token())));
+      }
+      if (ticket == null) {
+        throw refusal(name, owner, null, current);
+      }
+      return schema.readWaiter(tr, name, ticket).thenCombine(schema.countQueueBefore(tr.snapshot(), name, ticket, executor),
+          (waiter, ahead) -> {
+            schema.writeWaiter(tr, name, new Waiter(ticket, owner, incarnation, waiter == null ? 1 : waiter.beats() + 1));
+            return AfterCommit.now(AcquireResult.queued(ahead + 1, ticket));
+          });
+    }).thenCompose(f -> f));
+  }
+
+  @Override
+  public CompletableFuture<java.util.List<LockEvent>> events(String name, FencingToken from, int limit) {
+    checkName(name, "mutex name");
+    if (from == null) {
+      throw new IllegalArgumentException("from must not be null");
+    }
+    if (limit < 1 || limit > 10_000) {
+      throw new IllegalArgumentException("limit must be between 1 and 10000, got " + limit);
+    }
+    return unwrapped(db.readAsync(tr -> schema.readEventsFrom(tr, name, from, limit, executor), executor));
+  }
+
+  @Override
+  public CompletableFuture<Optional<LockEvent>> latestEvent(String name) {
+    checkName(name, "mutex name");
+    return unwrapped(db.readAsync(tr -> schema.readLatestEvent(tr, name, executor), executor)).thenApply(Optional::ofNullable);
+  }
+
+  /**
+   * With a host id: removes the queue entries, and ends the grants (handing each to its next live
+   * waiter), that were made or last kept alive through an earlier start of this host: their waiters
+   * and holders died with it. What a live process has kept alive since, through another host, names
+   * that host and stays. Completes with how many entries and grants it removed.
+   */
+  CompletableFuture<Integer> removeEarlierIncarnations() {
+    if (incarnation.host() == null) {
+      return CompletableFuture.completedFuture(0);
+    }
+    java.util.concurrent.atomic.AtomicInteger removed = new java.util.concurrent.atomic.AtomicInteger();
+    String[] after = {null};
+    return unwrapped(com.apple.foundationdb.async.AsyncUtil.whileTrue(() ->
+        unwrapped(db.readAsync(tr -> schema.readHeld(tr.snapshot(), after[0], MutexReaper.PAGE, executor), executor))
+            .thenCompose(names -> {
+              java.util.List<CompletableFuture<Integer>> each = new java.util.ArrayList<>();
+              for (String n : names) {
+                each.add(transact(tr -> removeEarlierIncarnationsIn(tr, n)));
+              }
+              if (!names.isEmpty()) {
+                after[0] = names.get(names.size() - 1);
+              }
+              return CompletableFuture.allOf(each.toArray(CompletableFuture[]::new)).thenApply(v -> {
+                each.forEach(f -> removed.addAndGet(f.join()));
+                return names.size() == MutexReaper.PAGE;
+              });
+            }), executor).thenApply(v -> removed.get()));
+  }
+
+  private CompletableFuture<AfterCommit<Integer>> removeEarlierIncarnationsIn(Transaction tr, String name) {
+    return schema.readOwnerBytes(tr, name).thenCombine(
+        schema.readWaiters(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED, executor), (ownerBytes, waiters) -> {
+          int n = 0;
+          for (Waiter w : waiters) {
+            if (w.via() != null && w.via().isEarlierOf(incarnation)) {
+              schema.dequeue(tr, name, w);
+              n++;
+            }
+          }
+          Incarnation holder = ownerBytes == null ? null : schema.unpackOwnerIncarnation(ownerBytes);
+          if (holder == null || !holder.isEarlierOf(incarnation)) {
+            return CompletableFuture.completedFuture(AfterCommit.now(n));
+          }
+          int count = n + 1;
+          // The queue read below sees this transaction's own dequeues: the grant goes to a live waiter.
+          return endGrant(tr, name, schema.unpackOwnerValue(ownerBytes), false).thenApply(a -> a.map(e -> count));
+        }).thenCompose(f -> f);
   }
 
   /** Leaves the queue unless the mutex was granted meanwhile: then completes with the grant, else null. */
@@ -266,7 +360,7 @@ final class FdbMutexService implements MutexService {
   private CompletableFuture<AfterCommit<LockEvent>> grantFree(Transaction tr, String name, String owner) {
     return tr.getReadVersion().thenApply(readVersion -> {
       schema.trimEvents(tr, name, readVersion, retentionVersions);
-      return grant(tr, name, owner, new EventRecord(LockEvent.Type.ACQUIRED, null, null, owner));
+      return grant(tr, name, owner, new EventRecord(LockEvent.Type.ACQUIRED, null, null, owner), incarnation);
     });
   }
 
@@ -284,12 +378,13 @@ final class FdbMutexService implements MutexService {
       }
       schema.dequeue(tr, name, head);
       LockEvent.Type type = released ? LockEvent.Type.HANDED_OFF : LockEvent.Type.EXPIRED;
-      return grant(tr, name, head.owner(), new EventRecord(type, current.owner(), current.token(), head.owner()));
+      // The new owner is kept alive through the same host as its queue entry was.
+      return grant(tr, name, head.owner(), new EventRecord(type, current.owner(), current.token(), head.owner()), head.via());
     });
   }
 
-  private AfterCommit<LockEvent> grant(Transaction tr, String name, String owner, EventRecord event) {
-    schema.grantOwner(tr, name, owner);
+  private AfterCommit<LockEvent> grant(Transaction tr, String name, String owner, EventRecord event, Incarnation via) {
+    schema.grantOwner(tr, name, owner, via);
     schema.touchGeneration(tr, name);
     schema.appendEvent(tr, name, event);
     schema.markHeld(tr, name);
@@ -444,6 +539,7 @@ final class FdbMutexService implements MutexService {
       if (result.isDone()) {
         w.complete(OwnershipWatcher.Outcome.gaveUp());
       }
+      keepQueued(w);
       return w.thenComposeAsync(outcome -> {
         switch (outcome.kind()) {
           case GRANTED:
@@ -456,6 +552,29 @@ final class FdbMutexService implements MutexService {
             return giveUp(ticket);
         }
       }, executor);
+    }
+
+    /**
+     * Heartbeats the queue entry while {@code w} waits, as a handle does its grant: the reaper
+     * removes entries nobody keeps alive. An entry found gone (reaped while this process stalled,
+     * or removed by someone else) is made again at the back of the queue.
+     */
+    private void keepQueued(OwnershipWatcher.Waiter w) {
+      if (w.isDone() || closed) {
+        return;
+      }
+      try {
+        ScheduledFuture<?> beat = scheduler.schedule(() -> heartbeatWaiter(name, owner).whenComplete((r, e) -> {
+          if (e instanceof MutexException && ((MutexException) e).kind() != MutexException.Kind.CLOSED) {
+            w.complete(new OwnershipWatcher.Outcome(OwnershipWatcher.Kind.RETRY, null));
+          } else {
+            keepQueued(w);
+          }
+        }), options.heartbeatInterval().toNanos(), TimeUnit.NANOSECONDS);
+        w.whenComplete((o, e) -> beat.cancel(false));
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        // The scheduler stopped with the service; the watcher fails the wait.
+      }
     }
 
     private OwnershipWatcher.Waiter register(Versionstamp ticket) {

@@ -14,7 +14,9 @@ public abstract class MutexException extends RuntimeException {
     /** Acquire did not get the mutex within its timeout; the caller left the queue. */
     TIMED_OUT,
     /** The service was closed while the operation waited. */
-    CLOSED
+    CLOSED,
+    /** The mutex's queue already holds {@link MutexOptions#maxQueueLength()} waiters. */
+    QUEUE_FULL
   }
 
   private final String mutex;

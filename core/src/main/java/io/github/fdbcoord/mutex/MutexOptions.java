@@ -10,7 +10,7 @@ import java.util.concurrent.ScheduledExecutorService;
  * How a {@link MutexService} runs. Immutable; build with {@link #builder()}.
  *
  * <p>Defaults: directory {@code ["fdb-coord", "mutex"]}, lease 10 s, heartbeat every 2 s, reaper
- * check every 1 s, reaper on, event log kept 60 s, the database's executor, a private
+ * check every 1 s, reaper on, event log kept 60 s, at most 1000 waiters per queue, no host id, the database's executor, a private
  * one-thread scheduler.
  *
  * <p>An owner whose heartbeat stops is evicted between {@code lease} and
@@ -23,6 +23,8 @@ public final class MutexOptions {
   private final Duration reaperInterval;
   private final boolean reaperEnabled;
   private final Duration eventRetention;
+  private final int maxQueueLength;
+  private final String hostId;
   private final Executor executor;
   private final ScheduledExecutorService scheduler;
 
@@ -33,6 +35,8 @@ public final class MutexOptions {
     this.reaperInterval = b.reaperInterval;
     this.reaperEnabled = b.reaperEnabled;
     this.eventRetention = b.eventRetention;
+    this.maxQueueLength = b.maxQueueLength;
+    this.hostId = b.hostId;
     this.executor = b.executor;
     this.scheduler = b.scheduler;
   }
@@ -75,6 +79,20 @@ public final class MutexOptions {
     return eventRetention;
   }
 
+  /** Most waiters in one mutex's queue; a caller beyond it is refused ({@link MutexQueueFullException}). */
+  public int maxQueueLength() {
+    return maxQueueLength;
+  }
+
+  /**
+   * Identity of the host this service runs for, stable across its restarts and unique among the
+   * services running at once (null: none). With one, owner records and queue entries made through
+   * an earlier start of the same host are removed when {@link MutexService#open} opens the service.
+   */
+  public String hostId() {
+    return hostId;
+  }
+
   /** Executor of transactions and callbacks, or null for the database's own. */
   public Executor executor() {
     return executor;
@@ -92,6 +110,8 @@ public final class MutexOptions {
     private Duration reaperInterval = Duration.ofSeconds(1);
     private boolean reaperEnabled = true;
     private Duration eventRetention = Duration.ofSeconds(60);
+    private int maxQueueLength = 1000;
+    private String hostId;
     private Executor executor;
     private ScheduledExecutorService scheduler;
 
@@ -133,6 +153,23 @@ public final class MutexOptions {
 
     public Builder eventRetention(Duration d) {
       this.eventRetention = positive(d, "eventRetention");
+      return this;
+    }
+
+    public Builder maxQueueLength(int n) {
+      if (n < 1) {
+        throw new IllegalArgumentException("maxQueueLength must be at least 1, got " + n);
+      }
+      this.maxQueueLength = n;
+      return this;
+    }
+
+    /** See {@link MutexOptions#hostId()}; null or absent: no host identity (no clean-up at open). */
+    public Builder hostId(String id) {
+      if (id != null) {
+        MutexSchema.checkName(id, "hostId");
+      }
+      this.hostId = id;
       return this;
     }
 

@@ -16,7 +16,9 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * Hands a mutex on when its owner record (owner, token, heartbeat count) has not changed for a
+ * Removes queue entries whose waiter stopped heartbeating (the beat count in the entry unchanged
+ * for a lease, on this reaper's clock), so a waiter that went away is never granted the mutex
+ * after its lease. Hands a mutex on when its owner record (owner, token, heartbeat count) has not changed for a
  * lease, as measured by this reaper's own monotonic clock from the moment it first saw the record:
  * no clocks of different hosts are ever compared, and a reaper that starts late only delays
  * eviction. The hand-off re-reads the record with conflict and acts only if it is still the one
@@ -29,10 +31,18 @@ final class MutexReaper {
 
   private record Observation(byte[] record, long seenAtNanos) {}
 
+  private record WaiterObservation(MutexSchema.Waiter waiter, long seenAtNanos) {}
+
+  /** One held mutex as read by a scan: its owner record's bytes and its queue. */
+  private record HeldMutex(String name, byte[] owner, List<MutexSchema.Waiter> waiters) {}
+
   private final FdbMutexService service;
   private final long leaseNanos;
   private final Duration interval;
   private final Map<String, Observation> observations = new ConcurrentHashMap<>();
+  /** Per mutex name and ticket. */
+  private final Map<List<Object>, WaiterObservation> waiterObservations = new ConcurrentHashMap<>();
+  private final AtomicInteger removedWaiters = new AtomicInteger();
   private final AtomicInteger expired = new AtomicInteger();
   private volatile boolean stopped;
   private volatile ScheduledFuture<?> next;
@@ -53,6 +63,11 @@ final class MutexReaper {
     if (n != null) {
       n.cancel(false);
     }
+  }
+
+  /** How many silent waiters this reaper removed from queues. */
+  int removedWaiterCount() {
+    return removedWaiters.get();
   }
 
   /** How many hand-offs this reaper committed. */
@@ -94,15 +109,24 @@ final class MutexReaper {
   /** One pass over every held mutex; completes with how many it handed on. */
   CompletableFuture<Integer> scanOnce() {
     Set<String> seen = new HashSet<>();
+    Set<List<Object>> seenWaiters = new HashSet<>();
     AtomicInteger handedOn = new AtomicInteger();
     String[] after = {null};
     return com.apple.foundationdb.async.AsyncUtil.whileTrue(() -> scanPage(after[0]).thenCompose(page -> {
       List<CompletableFuture<Boolean>> expiries = new ArrayList<>();
       long now = System.nanoTime();
-      for (Map.Entry<String, byte[]> e : page) {
-        seen.add(e.getKey());
-        if (e.getValue() != null) {
-          CompletableFuture<Boolean> x = observe(e.getKey(), e.getValue(), now);
+      for (HeldMutex e : page) {
+        seen.add(e.name());
+        for (MutexSchema.Waiter w : e.waiters()) {
+          List<Object> key = List.of(e.name(), w.ticket());
+          seenWaiters.add(key);
+          CompletableFuture<Boolean> x = observeWaiter(key, e.name(), w, now);
+          if (x != null) {
+            expiries.add(x);
+          }
+        }
+        if (e.owner() != null) {
+          CompletableFuture<Boolean> x = observe(e.name(), e.owner(), now);
           if (x != null) {
             expiries.add(x.thenApply(done -> {
               if (done) {
@@ -114,32 +138,72 @@ final class MutexReaper {
         }
       }
       if (!page.isEmpty()) {
-        after[0] = page.get(page.size() - 1).getKey();
+        after[0] = page.get(page.size() - 1).name();
       }
       boolean more = page.size() == PAGE && !stopped;
       return CompletableFuture.allOf(expiries.toArray(CompletableFuture[]::new)).thenApply(v -> more);
     }), service.executor).thenApply(v -> {
       observations.keySet().retainAll(seen);
+      waiterObservations.keySet().retainAll(seenWaiters);
       return handedOn.get();
     });
   }
 
-  /** Names of held mutexes after {@code after} with their owner records, read at one snapshot. */
-  private CompletableFuture<List<Map.Entry<String, byte[]>>> scanPage(String after) {
+  /**
+   * Held mutexes after {@code after} with their owner records and queues, read at one snapshot
+   * (only a held mutex has waiters: a free one is granted to its queue head at once).
+   */
+  private CompletableFuture<List<HeldMutex>> scanPage(String after) {
     return service.db.readAsync(tr -> service.schema.readHeld(tr.snapshot(), after, PAGE, service.executor)
         .thenCompose(names -> {
           List<CompletableFuture<byte[]>> records = new ArrayList<>(names.size());
+          List<CompletableFuture<List<MutexSchema.Waiter>>> queues = new ArrayList<>(names.size());
           for (String n : names) {
             records.add(service.schema.readOwnerBytes(tr.snapshot(), n));
+            queues.add(service.schema.readWaiters(tr.snapshot(), n,
+                com.apple.foundationdb.ReadTransaction.ROW_LIMIT_UNLIMITED, service.executor));
           }
-          return CompletableFuture.allOf(records.toArray(CompletableFuture[]::new)).thenApply(v -> {
-            List<Map.Entry<String, byte[]>> out = new ArrayList<>(names.size());
-            for (int i = 0; i < names.size(); i++) {
-              out.add(new java.util.AbstractMap.SimpleImmutableEntry<>(names.get(i), records.get(i).join()));
-            }
-            return out;
-          });
+          return CompletableFuture.allOf(records.toArray(CompletableFuture[]::new))
+              .thenCompose(v -> CompletableFuture.allOf(queues.toArray(CompletableFuture[]::new)))
+              .thenApply(v -> {
+                List<HeldMutex> out = new ArrayList<>(names.size());
+                for (int i = 0; i < names.size(); i++) {
+                  out.add(new HeldMutex(names.get(i), records.get(i).join(), queues.get(i).join()));
+                }
+                return out;
+              });
         }), service.executor);
+  }
+
+  /** Records a beat, or starts removing the entry (returned) when its beat count stayed the same for a lease. */
+  private CompletableFuture<Boolean> observeWaiter(List<Object> key, String name, MutexSchema.Waiter waiter, long now) {
+    WaiterObservation o = waiterObservations.get(key);
+    if (o == null || !o.waiter().equals(waiter)) {
+      waiterObservations.put(key, new WaiterObservation(waiter, now));
+      return null;
+    }
+    if (now - o.seenAtNanos() < leaseNanos) {
+      return null;
+    }
+    return removeWaiter(name, waiter).whenComplete((done, e) -> waiterObservations.remove(key, o))
+        .thenApply(done -> false);
+  }
+
+  /** Removes the queue entry {@code observed} if it is still exactly that (not beaten, not granted meanwhile). */
+  CompletableFuture<Boolean> removeWaiter(String name, MutexSchema.Waiter observed) {
+    return service.transact(tr -> service.schema.readWaiter(tr, name, observed.ticket()).thenApply(current -> {
+      if (current == null || !current.equals(observed)) {
+        return AfterCommit.now(false);
+      }
+      service.schema.dequeue(tr, name, current);
+      return AfterCommit.now(true);
+    })).whenComplete((done, e) -> {
+      if (Boolean.TRUE.equals(done)) {
+        removedWaiters.incrementAndGet();
+        LOG.log(Level.FINE, "removed silent waiter ''{0}'' from the queue of mutex ''{1}''",
+            new Object[] {observed.owner(), name});
+      }
+    });
   }
 
   /** Records a change, or starts a hand-off (returned) when the record stayed the same for a lease. */

@@ -26,9 +26,9 @@ import java.util.concurrent.Executor;
  *
  * <pre>
  * root("held", name)                 = ''                                  index of mutexes that have an owner (the reaper scans it)
- * root("m", name, "owner")           = (owner:str, token:vstamp, heartbeats:int)   the owner record; absent when free
+ * root("m", name, "owner")           = (owner:str, token:vstamp, heartbeats:int, host, incarnation)   the owner record; absent when free
  * root("m", name, "generation")      = token:10 bytes                      changes only when ownership changes (waiters watch it)
- * root("m", name, "queue", ticket)   = owner:str                           FIFO queue, ticket = versionstamp of the enqueue
+ * root("m", name, "queue", ticket)   = (owner:str, host, incarnation, beats:int)   FIFO queue, ticket = versionstamp of the enqueue
  * root("m", name, "queued", owner)   = (ticket:vstamp)                     the owner's queue entry: nobody enqueues twice
  * root("m", name, "events", seq)     = (type:str, prevOwner, prevToken, owner)   log of ownership transitions, trimmed by age
  * </pre>
@@ -36,6 +36,11 @@ import java.util.concurrent.Executor;
  * <p>The heartbeat lives in the owner record, so a heartbeat, a release and a reaper's hand-off all
  * write or read-with-conflict the same key: whichever commits second conflicts, and on retry sees
  * the new state. Waiters watch the generation key instead, which heartbeats never touch.
+ *
+ * <p>Owner records and queue entries name the {@link Incarnation} (host and start) of the service
+ * through which they were made or last kept alive, so a restarted host can find and remove what
+ * died with its previous incarnation. A queue entry's beat count changes with each heartbeat of
+ * its waiter: the reaper removes entries whose count stays unchanged for a lease.
  */
 public final class MutexSchema {
   /** Longest mutex or owner name, in UTF-8 bytes; keeps every key far below FoundationDB's 10,000-byte limit. */
@@ -98,18 +103,53 @@ public final class MutexSchema {
     return Versionstamp.complete(token.bytes(), 0);
   }
 
-  /** SET_VERSIONSTAMPED_VALUE operand of a new grant: the commit's versionstamp becomes the fencing token. */
-  public byte[] packOwnerValueForGrant(String owner) {
-    return Versionstamps.packValue(Tuple.from(owner, Versionstamp.incomplete(0), 0L));
+  /**
+   * The host incarnation through which an owner record or queue entry was made or last kept alive:
+   * {@code host} is the configured host id (null when the service has none), {@code id} is unique
+   * to one start of that service.
+   */
+  public record Incarnation(String host, String id) {
+    public Incarnation {
+      java.util.Objects.requireNonNull(id, "id");
+    }
+
+    /** Whether this is an earlier start of {@code current}'s host (never true without a host id). */
+    public boolean isEarlierOf(Incarnation current) {
+      return host != null && host.equals(current.host()) && !id.equals(current.id());
+    }
   }
 
-  public byte[] packOwnerValue(MutexOwner record) {
-    return Tuple.from(record.owner(), versionstamp(record.token()), record.heartbeats()).pack();
+  /** SET_VERSIONSTAMPED_VALUE operand of a new grant: the commit's versionstamp becomes the fencing token. */
+  public byte[] packOwnerValueForGrant(String owner, Incarnation via) {
+    return Versionstamps.packValue(Tuple.from(owner, Versionstamp.incomplete(0), 0L, hostOf(via), idOf(via)));
+  }
+
+  public byte[] packOwnerValue(MutexOwner record, Incarnation via) {
+    return Tuple.from(record.owner(), versionstamp(record.token()), record.heartbeats(), hostOf(via), idOf(via)).pack();
   }
 
   public MutexOwner unpackOwnerValue(byte[] value) {
     Tuple t = Tuple.fromBytes(value);
     return new MutexOwner(t.getString(0), token(t.getVersionstamp(1)), t.getLong(2));
+  }
+
+  /** The incarnation that made or last heartbeated the grant; null for records written without one. */
+  public Incarnation unpackOwnerIncarnation(byte[] value) {
+    Tuple t = Tuple.fromBytes(value);
+    return incarnation(t, 3);
+  }
+
+  private static String hostOf(Incarnation via) {
+    return via == null ? null : via.host();
+  }
+
+  private static String idOf(Incarnation via) {
+    return via == null ? null : via.id();
+  }
+
+  /** Elements {@code i} and {@code i + 1} of {@code t} as an incarnation (records of older versions have none). */
+  private static Incarnation incarnation(Tuple t, int i) {
+    return t.size() > i + 1 && t.get(i + 1) != null ? new Incarnation(t.getString(i), t.getString(i + 1)) : null;
   }
 
   // ---------------------------------------------------------------- generation
@@ -150,12 +190,28 @@ public final class MutexSchema {
     return mutex(name).unpack(key).getVersionstamp(1);
   }
 
-  public byte[] packQueueValue(String owner) {
-    return Tuple.from(owner).pack();
+  /**
+   * One queue entry: key (ticket) and value (owner, the incarnation through which it was made or
+   * last kept alive, and its beat count, which each heartbeat of the waiter increments).
+   */
+  public record Waiter(Versionstamp ticket, String owner, Incarnation via, long beats) {
+    public QueueEntry toQueueEntry() {
+      return new QueueEntry(owner, token(ticket));
+    }
   }
 
+  public byte[] packQueueValue(String owner, Incarnation via, long beats) {
+    return Tuple.from(owner, hostOf(via), idOf(via), beats).pack();
+  }
+
+  /** The owner of a queue value. */
   public String unpackQueueValue(byte[] value) {
     return Tuple.fromBytes(value).getString(0);
+  }
+
+  public Waiter unpackWaiter(String name, byte[] key, byte[] value) {
+    Tuple t = Tuple.fromBytes(value);
+    return new Waiter(unpackQueueKey(name, key), t.getString(0), incarnation(t, 1), t.size() > 3 ? t.getLong(3) : 0L);
   }
 
   public byte[] packQueuedKey(String name, String owner) {
@@ -249,12 +305,12 @@ public final class MutexSchema {
   }
 
   /** Makes {@code owner} the owner with a fresh token (this commit's versionstamp) and no heartbeats yet. */
-  public void grantOwner(Transaction tr, String name, String owner) {
-    tr.mutate(MutationType.SET_VERSIONSTAMPED_VALUE, packOwnerKey(name), packOwnerValueForGrant(owner));
+  public void grantOwner(Transaction tr, String name, String owner, Incarnation via) {
+    tr.mutate(MutationType.SET_VERSIONSTAMPED_VALUE, packOwnerKey(name), packOwnerValueForGrant(owner, via));
   }
 
-  public void writeOwner(Transaction tr, String name, MutexOwner record) {
-    tr.set(packOwnerKey(name), packOwnerValue(record));
+  public void writeOwner(Transaction tr, String name, MutexOwner record, Incarnation via) {
+    tr.set(packOwnerKey(name), packOwnerValue(record, via));
   }
 
   public void clearOwner(Transaction tr, String name) {
@@ -276,9 +332,32 @@ public final class MutexSchema {
   }
 
   /** Appends {@code owner} to the queue under this commit's versionstamp and indexes the entry by owner. */
-  public void enqueue(Transaction tr, String name, String owner) {
-    tr.mutate(MutationType.SET_VERSIONSTAMPED_KEY, packQueueKeyForEnqueue(name), packQueueValue(owner));
+  public void enqueue(Transaction tr, String name, String owner, Incarnation via) {
+    tr.mutate(MutationType.SET_VERSIONSTAMPED_KEY, packQueueKeyForEnqueue(name), packQueueValue(owner, via, 0L));
     tr.mutate(MutationType.SET_VERSIONSTAMPED_VALUE, packQueuedKey(name, owner), packQueuedValueForEnqueue());
+  }
+
+  /** The queue entry under {@code ticket}, or null when there is none. */
+  public CompletableFuture<Waiter> readWaiter(ReadTransaction tr, String name, Versionstamp ticket) {
+    byte[] key = packQueueKey(name, ticket);
+    return tr.get(key).thenApply(v -> v == null ? null : unpackWaiter(name, key, v));
+  }
+
+  /** Rewrites a queue entry in place (same ticket, so the waiter keeps its place). */
+  public void writeWaiter(Transaction tr, String name, Waiter waiter) {
+    tr.set(packQueueKey(name, waiter.ticket()), packQueueValue(waiter.owner(), waiter.via(), waiter.beats()));
+  }
+
+  /** Up to {@code limit} queue entries with their incarnations and beat counts, head first. */
+  public CompletableFuture<List<Waiter>> readWaiters(ReadTransaction tr, String name, int limit, Executor executor) {
+    return AsyncUtil.collect(tr.getRange(queueRange(name), limit), executor)
+        .thenApply(kvs -> {
+          List<Waiter> out = new ArrayList<>(kvs.size());
+          for (KeyValue kv : kvs) {
+            out.add(unpackWaiter(name, kv.getKey(), kv.getValue()));
+          }
+          return out;
+        });
   }
 
   /** The ticket of {@code owner}'s queue entry, or null when it does not wait. */
@@ -287,8 +366,8 @@ public final class MutexSchema {
   }
 
   /** The first waiter, or null when the queue is empty. */
-  public CompletableFuture<QueueEntry> readQueueHead(ReadTransaction tr, String name, Executor executor) {
-    return readQueue(tr, name, 1, executor).thenApply(l -> l.isEmpty() ? null : l.get(0));
+  public CompletableFuture<Waiter> readQueueHead(ReadTransaction tr, String name, Executor executor) {
+    return readWaiters(tr, name, 1, executor).thenApply(l -> l.isEmpty() ? null : l.get(0));
   }
 
   /** Up to {@code limit} waiters, head first. */
@@ -308,6 +387,10 @@ public final class MutexSchema {
     Range q = queueRange(name);
     byte[] end = ticket == null ? q.end : packQueueKey(name, ticket);
     return AsyncUtil.collect(tr.getRange(q.begin, end), executor).thenApply(List::size);
+  }
+
+  public void dequeue(Transaction tr, String name, Waiter waiter) {
+    dequeue(tr, name, waiter.toQueueEntry());
   }
 
   public void dequeue(Transaction tr, String name, QueueEntry entry) {
@@ -345,6 +428,29 @@ public final class MutexSchema {
           }
           return out;
         });
+  }
+
+  /** Up to {@code limit} events with a sequence at or after {@code from}, oldest first. */
+  public CompletableFuture<List<LockEvent>> readEventsFrom(
+      ReadTransaction tr, String name, FencingToken from, int limit, Executor executor) {
+    Range r = eventRange(name);
+    return AsyncUtil.collect(tr.getRange(KeySelector.firstGreaterOrEqual(packEventKey(name, from)),
+            KeySelector.firstGreaterOrEqual(r.end), limit), executor)
+        .thenApply(kvs -> unpackEvents(name, kvs));
+  }
+
+  /** The newest retained event, or null when the log is empty. */
+  public CompletableFuture<LockEvent> readLatestEvent(ReadTransaction tr, String name, Executor executor) {
+    return AsyncUtil.collect(tr.getRange(eventRange(name), 1, true), executor)
+        .thenApply(kvs -> kvs.isEmpty() ? null : unpackEvents(name, kvs).get(0));
+  }
+
+  private List<LockEvent> unpackEvents(String name, List<KeyValue> kvs) {
+    List<LockEvent> out = new ArrayList<>(kvs.size());
+    for (KeyValue kv : kvs) {
+      out.add(unpackEventValue(kv.getValue()).toEvent(name, unpackEventKey(name, kv.getKey())));
+    }
+    return out;
   }
 
   public void markHeld(Transaction tr, String name) {

@@ -14,8 +14,8 @@ import java.util.function.Consumer;
  * any thread; futures complete on the service's executor.
  *
  * <p>Failures: bad input fails with {@link IllegalArgumentException}; refusals with a
- * {@link MutexException} whose {@link MutexException#kind()} is NOT_HELD, NOT_OWNER, TIMED_OUT or
- * CLOSED; anything else is a storage error ({@code FDBException}, see {@code FdbErrors}).
+ * {@link MutexException} whose {@link MutexException#kind()} is NOT_HELD, NOT_OWNER, TIMED_OUT,
+ * CLOSED or QUEUE_FULL; anything else is a storage error ({@code FDBException}, see {@code FdbErrors}).
  */
 public interface MutexService extends AutoCloseable {
 
@@ -23,7 +23,15 @@ public interface MutexService extends AutoCloseable {
   static CompletableFuture<MutexService> open(Database db, MutexOptions options) {
     return DirectoryLayer.getDefault()
         .createOrOpen(db, options.directory())
-        .thenApply(dir -> create(db, dir, options));
+        .thenApply(dir -> (FdbMutexService) create(db, dir, options))
+        .thenCompose(service -> service.removeEarlierIncarnations().handle((n, e) -> {
+          if (e != null) {
+            service.close();
+            throw e instanceof java.util.concurrent.CompletionException ? (java.util.concurrent.CompletionException) e
+                : new java.util.concurrent.CompletionException(e);
+          }
+          return service;
+        }));
   }
 
   /** A service whose mutexes live under {@code root} ({@link MutexOptions#directory()} is ignored). */
@@ -37,13 +45,18 @@ public interface MutexService extends AutoCloseable {
    * current position (so a retry after {@code commit_unknown_result} never enqueues twice).
    *
    * <p>No heartbeat is started: a holder obtained this way must call {@link #heartbeat} more often
-   * than the lease, and so must a waiter once it has been granted the mutex through the queue.
+   * than the lease, and so must a waiter once it has been granted the mutex through the queue. A
+   * waiter calls {@link #heartbeatWaiter} as often, or the reaper removes it from the queue. Fails
+   * with {@link MutexQueueFullException} when the queue already holds
+   * {@link MutexOptions#maxQueueLength()} waiters.
    */
   CompletableFuture<AcquireResult> tryAcquire(String name, String owner);
 
   /**
    * Completes when {@code owner} holds the mutex, with a handle that heartbeats until released.
-   * Waiting is woken by a watch on the mutex's generation key, never by polling.
+   * Waiting is woken by a watch on the mutex's generation key, never by polling; while waiting, the
+   * queue entry is heartbeated every {@link MutexOptions#heartbeatInterval()} (and made again at the
+   * back if it was removed meanwhile).
    *
    * @param timeout how long to wait; {@code Duration.ZERO} tries once without staying queued;
    *     null waits without limit. On timeout the owner leaves the queue and the future fails with
@@ -77,6 +90,25 @@ public interface MutexService extends AutoCloseable {
 
   /** Heartbeat of the grant {@code token} only. */
   CompletableFuture<MutexOwner> heartbeat(String name, String owner, FencingToken token);
+
+  /**
+   * Keeps {@code owner}'s queue entry alive: a waiter that does not call this (or wait through
+   * {@link #acquire}, which does it by itself) more often than the lease is removed from the queue by
+   * the reaper. Completes with the waiter's position and ticket, or with its grant (held, with the
+   * token; the grant itself is not heartbeated by this call) when it was granted the mutex meanwhile.
+   * Fails with NOT_HELD / NOT_OWNER when {@code owner} neither waits nor holds the mutex.
+   */
+  CompletableFuture<AcquireResult> heartbeatWaiter(String name, String owner);
+
+  /**
+   * Up to {@code limit} (1 to 10,000) events of the mutex's log with a sequence at or after
+   * {@code from}, oldest first. The log keeps events for {@link MutexOptions#eventRetention()}: when
+   * the first event returned is not {@code from} itself, events after {@code from} may have been trimmed.
+   */
+  CompletableFuture<java.util.List<LockEvent>> events(String name, FencingToken from, int limit);
+
+  /** The newest event of the mutex's log, if any is retained. */
+  CompletableFuture<java.util.Optional<LockEvent>> latestEvent(String name);
 
   /** Removes {@code owner} from the queue; completes with whether it was waiting. */
   CompletableFuture<Boolean> leave(String name, String owner);

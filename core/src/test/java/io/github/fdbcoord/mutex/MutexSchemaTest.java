@@ -11,6 +11,7 @@ import java.util.Arrays;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -31,13 +32,34 @@ class MutexSchemaTest {
   @Test
   void ownerValueRoundTrips() {
     MutexOwner o = new MutexOwner("owner-ü", FencingToken.of(STAMP), 42);
-    assertEquals(o, schema.unpackOwnerValue(schema.packOwnerValue(o)));
+    MutexSchema.Incarnation via = new MutexSchema.Incarnation("host-a", "start-1");
+    byte[] packed = schema.packOwnerValue(o, via);
+    assertEquals(o, schema.unpackOwnerValue(packed));
+    assertEquals(via, schema.unpackOwnerIncarnation(packed));
+    byte[] without = schema.packOwnerValue(o, null);
+    assertEquals(o, schema.unpackOwnerValue(without));
+    assertNull(schema.unpackOwnerIncarnation(without));
+    // Records written before incarnations existed: (owner, token, heartbeats).
+    byte[] old = Tuple.from("owner-ü", Versionstamp.complete(STAMP, 0), 42L).pack();
+    assertEquals(o, schema.unpackOwnerValue(old));
+    assertNull(schema.unpackOwnerIncarnation(old));
   }
 
   @Test
   void ownerGrantOperandBecomesRecordWithCommitToken() {
-    MutexOwner o = schema.unpackOwnerValue(commit(schema.packOwnerValueForGrant("alice"), STAMP));
-    assertEquals(new MutexOwner("alice", FencingToken.of(STAMP), 0), o);
+    MutexSchema.Incarnation via = new MutexSchema.Incarnation(null, "start-2");
+    byte[] committed = commit(schema.packOwnerValueForGrant("alice", via), STAMP);
+    assertEquals(new MutexOwner("alice", FencingToken.of(STAMP), 0), schema.unpackOwnerValue(committed));
+    assertEquals(via, schema.unpackOwnerIncarnation(committed));
+  }
+
+  @Test
+  void incarnationIsEarlierOnlyForTheSameHostAndAnotherStart() {
+    MutexSchema.Incarnation now = new MutexSchema.Incarnation("h", "2");
+    assertTrue(new MutexSchema.Incarnation("h", "1").isEarlierOf(now));
+    assertFalse(new MutexSchema.Incarnation("h", "2").isEarlierOf(now));
+    assertFalse(new MutexSchema.Incarnation("other", "1").isEarlierOf(now));
+    assertFalse(new MutexSchema.Incarnation(null, "1").isEarlierOf(new MutexSchema.Incarnation(null, "2")));
   }
 
   @Test
@@ -58,7 +80,14 @@ class MutexSchemaTest {
   void queueKeyAndValueRoundTrip() {
     Versionstamp ticket = Versionstamp.complete(STAMP, 0);
     assertEquals(ticket, schema.unpackQueueKey("m", schema.packQueueKey("m", ticket)));
-    assertEquals("bob", schema.unpackQueueValue(schema.packQueueValue("bob")));
+    MutexSchema.Incarnation via = new MutexSchema.Incarnation("host-b", "start-3");
+    byte[] key = schema.packQueueKey("m", ticket);
+    byte[] value = schema.packQueueValue("bob", via, 7);
+    assertEquals("bob", schema.unpackQueueValue(value));
+    assertEquals(new MutexSchema.Waiter(ticket, "bob", via, 7), schema.unpackWaiter("m", key, value));
+    assertEquals(new MutexSchema.Waiter(ticket, "bob", null, 0), schema.unpackWaiter("m", key, schema.packQueueValue("bob", null, 0)));
+    // Entries written before incarnations and beats existed: (owner).
+    assertEquals(new MutexSchema.Waiter(ticket, "bob", null, 0), schema.unpackWaiter("m", key, Tuple.from("bob").pack()));
     byte[] committed = commit(schema.packQueueKeyForEnqueue("m"), STAMP);
     assertArrayEquals(schema.packQueueKey("m", ticket), committed);
     assertTrue(schema.queueRange("m").begin.length > 0);

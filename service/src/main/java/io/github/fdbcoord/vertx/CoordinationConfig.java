@@ -54,6 +54,9 @@ public final class CoordinationConfig {
   private final Duration maxAcquireTimeout;
   private final Duration eventRetention;
   private final int maxWatched;
+  private final int maxQueueLength;
+  private final Duration watchLease;
+  private final String hostId;
   private final int maxBatchSize;
   private final long internerCacheMaxBytes;
   private final long directoryCacheSize;
@@ -105,6 +108,16 @@ public final class CoordinationConfig {
     this.eventRetention = Duration.ofMillis(longValue(mutex, "mutex.eventRetentionMs", "eventRetentionMs",
         60_000, 1, Long.MAX_VALUE));
     this.maxWatched = intValue(mutex, "mutex.maxWatched", "maxWatched", 1000, 1, 9000);
+    this.maxQueueLength = intValue(mutex, "mutex.maxQueueLength", "maxQueueLength", 1000, 1, 1_000_000);
+    this.watchLease = Duration.ofMillis(longValue(mutex, "mutex.watchLeaseMs", "watchLeaseMs", 30_000, 300,
+        24L * 3600 * 1000));
+    String host = string(mutex, "mutex.hostId", "hostId", null);
+    if (host != null && host.isEmpty()) {
+      throw new IllegalArgumentException("mutex.hostId must not be empty: leave it out to use the default");
+    }
+    // A data directory is opened by one process at a time: it names this host across its restarts.
+    this.hostId = host != null ? host : store.dataDirectory() != null
+        ? "embedded:" + store.dataDirectory().toAbsolutePath().normalize() : null;
     JsonObject interner = object(json, "interner");
     this.maxBatchSize = intValue(interner, "interner.maxBatchSize", "maxBatchSize", 1000, 1, 1_000_000);
     this.internerCacheMaxBytes = longValue(interner, "interner.cacheMaxBytes", "cacheMaxBytes", 64L << 20, 0,
@@ -271,6 +284,21 @@ public final class CoordinationConfig {
   /** Most mutexes whose events one node publishes (each costs a watch in the store). */
   public int maxWatched() {
     return maxWatched;
+  }
+
+  /** Most waiters in one mutex's queue (409 queue_full beyond). */
+  public int maxQueueLength() {
+    return maxQueueLength;
+  }
+
+  /** How long a lock-event watch lasts unless renewed (watchers renew it, see docs/vertx.md). */
+  public Duration watchLease() {
+    return watchLease;
+  }
+
+  /** This host's identity across restarts (null: none, so nothing is cleaned at start). */
+  public String hostId() {
+    return hostId;
   }
 
   public int maxBatchSize() {

@@ -221,7 +221,8 @@ public final class CoordinationVerticle extends VerticleBase {
         .cacheMaxBytes(config.internerCacheMaxBytes()).executor(exec).build());
     MutexOptions mutexOptions = MutexOptions.builder().directory(child("mutex"))
         .lease(config.lease()).heartbeatInterval(config.heartbeatInterval()).reaperInterval(config.reaperInterval())
-        .eventRetention(config.eventRetention()).executor(exec).build();
+        .eventRetention(config.eventRetention()).maxQueueLength(config.maxQueueLength()).hostId(config.hostId())
+        .executor(exec).build();
     return DirectoryLayer.getDefault().createOrOpen(db, child("allocator"))
         .thenApplyAsync(dir -> AllocatorService.create(db, new AllocatorServiceOptions().setRoot(dir).setExecutor(exec)),
             exec)
@@ -238,7 +239,7 @@ public final class CoordinationVerticle extends VerticleBase {
   private Future<?> deployAll(Layers layers) {
     this.mutexes = layers.mutexes();
     mutexVerticle = new MutexVerticle(config.mutexAddress(), config.addressPrefix(), layers.mutexes(),
-        config.maxAcquireTimeout(), config.maxWatched(), workers, metrics);
+        config.maxAcquireTimeout(), config.maxWatched(), config.watchLease(), workers, metrics);
     List<io.vertx.core.Deployable> verticles = new ArrayList<>(List.of(
         new DirectoryVerticle(config.directoryAddress(), layers.directories(), config.maxPageSize(),
             config.rootDirectory(), workers, metrics),
@@ -338,6 +339,11 @@ public final class CoordinationVerticle extends VerticleBase {
   /** A client of this service's addresses. */
   public CoordinationClient client() {
     return CoordinationClient.create(vertx, config.addressPrefix());
+  }
+
+  /** How many mutexes this node publishes lock events of (each holds one of {@code mutex.maxWatched} slots). */
+  public int watchedMutexCount() {
+    return mutexVerticle == null ? 0 : mutexVerticle.watchedCount();
   }
 
   /** How many grants obtained through this node are believed held (released on stop). */

@@ -84,6 +84,7 @@ public final class FailureCodes {
         case NOT_HELD: return failure(CONFLICT, "not_held", m.getMessage());
         case NOT_OWNER: return failure(CONFLICT, "not_owner", m.getMessage());
         case TIMED_OUT: return failure(CONFLICT, "timed_out", m.getMessage());
+        case QUEUE_FULL: return failure(CONFLICT, "queue_full", m.getMessage());
         default: return failure(UNAVAILABLE, "closed", m.getMessage());
       }
     }

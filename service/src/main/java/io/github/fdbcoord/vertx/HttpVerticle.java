@@ -18,6 +18,9 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 /**
@@ -33,6 +36,10 @@ public final class HttpVerticle extends VerticleBase {
   private CoordinationClient client;
   private HttpServer server;
   private Router router;
+  /** Acquire requests waiting for their reply: answered 503 closed when this verticle stops. */
+  private final Map<RoutingContext, JsonObject> acquiring = new ConcurrentHashMap<>();
+  private final Set<WebSocketSession> sessions = ConcurrentHashMap.newKeySet();
+  private volatile boolean stopping;
 
   public HttpVerticle(CoordinationConfig config, Metrics metrics, Supplier<Future<JsonObject>> health) {
     this.config = config;
@@ -52,7 +59,7 @@ public final class HttpVerticle extends VerticleBase {
       router.route().handler(this::authenticate);
     }
     router.get("/ws").handler(ctx -> ctx.request().toWebSocket()
-        .onSuccess(ws -> new WebSocketSession(vertx, ws, config, client))
+        .onSuccess(ws -> new WebSocketSession(vertx, ws, config, client, sessions))
         .onFailure(e -> {
           if (!ctx.response().ended()) {
             error(ctx, 400, "bad_request", "WebSocket upgrade failed: " + e.getMessage());
@@ -155,7 +162,11 @@ public final class HttpVerticle extends VerticleBase {
       body.put("name", ctx.pathParam("name"));
       Long timeoutMs = Requests.optionalLong(body, "timeoutMs", 0, config.maxAcquireTimeout().toMillis());
       long sendTimeout = 30_000 + (timeoutMs == null ? config.maxAcquireTimeout().toMillis() : timeoutMs);
-      forward(ctx, client.mutexAddress(), wait ? "acquire" : "tryAcquire", body, 200, sendTimeout);
+      if (wait) {
+        acquire(ctx, body, sendTimeout);
+      } else {
+        forward(ctx, client.mutexAddress(), "tryAcquire", body, 200, sendTimeout);
+      }
     });
     for (String action : List.of("release", "heartbeat", "leave")) {
       router.post("/mutexes/:name/" + action).handler(ctx -> {
@@ -182,10 +193,85 @@ public final class HttpVerticle extends VerticleBase {
             + e.getMessage(), e)));
   }
 
+  /**
+   * A waiting acquire lives as long as its request: when the client goes away before the answer,
+   * the waiter is abandoned (it leaves the queue at once); a grant that arrives after the client
+   * went away is released.
+   */
+  private void acquire(RoutingContext ctx, JsonObject body, long sendTimeoutMs) {
+    if (stopping) {
+      error(ctx, 503, "closed", "the service on this node is stopping");
+      return;
+    }
+    Object name = body.getValue("name");
+    Object owner = body.getValue("owner");
+    acquiring.put(ctx, new JsonObject().put("name", name).put("owner", owner));
+    ctx.response().closeHandler(v -> {
+      if (acquiring.remove(ctx) != null) {
+        abandon(name, owner);
+      }
+    });
+    client.request(client.mutexAddress(), "acquire", body, sendTimeoutMs).onComplete(ar -> {
+      if (ar.succeeded() && Boolean.TRUE.equals(ar.result().getBoolean("held"))) {
+        // One event-loop turn before writing a grant: a close the client already sent is handled
+        // first, so the grant is given back at once instead of being written to nobody (and held
+        // until its lease runs out).
+        vertx.setTimer(1, id -> answerAcquire(ctx, ar, name, owner));
+      } else {
+        answerAcquire(ctx, ar, name, owner);
+      }
+    });
+  }
+
+  private void answerAcquire(RoutingContext ctx, io.vertx.core.AsyncResult<JsonObject> ar, Object name, Object owner) {
+    if (acquiring.remove(ctx) == null) {
+      // Nobody to answer (the client left, or 503 closed was sent): a late grant is given back.
+      if (ar.succeeded() && Boolean.TRUE.equals(ar.result().getBoolean("held"))) {
+        client.request(client.mutexAddress(), "release", new JsonObject().put("name", name).put("owner", owner)
+            .put("token", ar.result().getString("token")));
+      }
+      return;
+    }
+    if (ar.succeeded()) {
+      json(ctx, 200, ar.result());
+    } else if (ar.cause() instanceof ReplyException) {
+      ReplyException e = (ReplyException) ar.cause();
+      error(ctx, FailureCodes.codeOf(e), FailureCodes.reasonOf(e), FailureCodes.detailOf(e));
+    } else {
+      error(ctx, 503, "unavailable", String.valueOf(ar.cause().getMessage()));
+    }
+  }
+
+  private Future<JsonObject> abandon(Object name, Object owner) {
+    if (!(name instanceof String) || !(owner instanceof String)) {
+      return Future.succeededFuture(); // the acquire itself was refused as a bad request
+    }
+    return client.request(client.mutexAddress(), "abandon", new JsonObject().put("name", name).put("owner", owner));
+  }
+
+  /**
+   * Answers every waiting acquirer 503 closed (and takes it out of its queue) and closes every
+   * WebSocket with 1001 "going away" before the server stops accepting.
+   */
   @Override
   public Future<?> stop() {
-    return server == null ? Future.succeededFuture() : server.close();
+    stopping = true;
+    List<Future<?>> abandoned = new ArrayList<>();
+    for (RoutingContext ctx : new ArrayList<>(acquiring.keySet())) {
+      JsonObject waiter = acquiring.remove(ctx);
+      if (waiter != null) {
+        error(ctx, 503, "closed", "the service on this node is stopping: the acquire was abandoned and its owner"
+            + " left the queue");
+        abandoned.add(abandon(waiter.getValue("name"), waiter.getValue("owner")));
+      }
+    }
+    for (WebSocketSession session : new ArrayList<>(sessions)) {
+      session.shutdown("the coordination service on this node is stopping");
+    }
+    return Future.join(abandoned).transform(x -> server == null ? Future.succeededFuture() : server.close());
   }
+
+
 
   /** The port the server listens on (useful with port 0). */
   public int actualPort() {

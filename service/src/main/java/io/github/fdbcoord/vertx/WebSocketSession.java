@@ -30,16 +30,46 @@ final class WebSocketSession {
   private final Vertx vertx;
   private final Map<String, MessageConsumer<JsonObject>> consumers = new HashMap<>();
   private final Map<String, FencingToken> lastSequence = new HashMap<>();
+  /** This connection's watcher id: its watches are renewed while it lives and given back when it ends. */
+  private final String watcher = "ws-" + java.util.UUID.randomUUID();
+  private final java.util.Set<WebSocketSession> sessions;
+  private final long renewTimer;
 
-  WebSocketSession(Vertx vertx, ServerWebSocket ws, CoordinationConfig config, CoordinationClient client) {
+  WebSocketSession(Vertx vertx, ServerWebSocket ws, CoordinationConfig config, CoordinationClient client,
+      java.util.Set<WebSocketSession> sessions) {
     this.vertx = vertx;
     this.ws = ws;
     this.config = config;
     this.client = client;
+    this.sessions = sessions;
+    sessions.add(this);
     ws.textMessageHandler(this::onText);
     ws.binaryMessageHandler(b -> error("binary messages are not supported: send JSON text"));
     ws.closeHandler(v -> close());
     ws.exceptionHandler(e -> close());
+    renewTimer = vertx.setPeriodic(Math.max(100, config.watchLease().toMillis() / 3), id -> renewWatches());
+  }
+
+  /** Closes the connection with 1001 (going away) and {@code reason}: the server is stopping. */
+  void shutdown(String reason) {
+    close();
+    if (!ws.isClosed()) {
+      ws.close((short) 1001, reason);
+    }
+  }
+
+  private void renewWatches() {
+    for (String name : consumers.keySet()) {
+      watch(name);
+    }
+  }
+
+  private Future<JsonObject> watch(String name) {
+    return client.request(client.mutexAddress(), "watch", new JsonObject().put("name", name).put("watcher", watcher));
+  }
+
+  private void unwatch(String name) {
+    client.request(client.mutexAddress(), "unwatch", new JsonObject().put("name", name).put("watcher", watcher));
   }
 
   private void onText(String text) {
@@ -89,8 +119,7 @@ final class WebSocketSession {
       }
       MessageConsumer<JsonObject> c = vertx.eventBus().consumer(config.mutexEventsAddress(name), m -> push(name, m.body()));
       consumers.put(name, c);
-      ready.add(c.completion().compose(v -> client.request(client.mutexAddress(), "watch",
-          new JsonObject().put("name", name))));
+      ready.add(c.completion().compose(v -> watch(name)));
     }
     Future.all(ready).onComplete(ar -> {
       if (ar.succeeded()) {
@@ -109,6 +138,7 @@ final class WebSocketSession {
       lastSequence.remove(name);
       if (c != null) {
         c.unregister();
+        unwatch(name);
       }
     }
     send(new JsonObject().put("type", "unsubscribed").put("mutexes", new JsonArray(new ArrayList<>(names))));
@@ -142,7 +172,12 @@ final class WebSocketSession {
   }
 
   private void close() {
+    if (!sessions.remove(this)) {
+      return;
+    }
+    vertx.cancelTimer(renewTimer);
     consumers.values().forEach(MessageConsumer::unregister);
+    consumers.keySet().forEach(this::unwatch);
     consumers.clear();
   }
 }

@@ -185,7 +185,12 @@ class EventBusActionsTest {
     f.failure(mutex, "held", new JsonObject().put("limit", 0), BAD_REQUEST, "bad_request");
     JsonObject hb = f.request(mutex, "heartbeat", m.copy().put("owner", "a").put("token", tokenA));
     assertEquals(1L, hb.getLong("heartbeats"));
-    f.failure(mutex, "heartbeat", m.copy().put("owner", "b"), CONFLICT, "not_owner");
+    // A waiter's heartbeat (no token) keeps its queue entry alive; someone who neither waits nor holds is refused.
+    JsonObject waiterBeat = f.request(mutex, "heartbeat", m.copy().put("owner", "b"));
+    assertEquals(false, waiterBeat.getBoolean("held"));
+    assertEquals(1, waiterBeat.getInteger("position"));
+    f.failure(mutex, "heartbeat", m.copy().put("owner", "b").put("token", tokenA), CONFLICT, "not_owner");
+    f.failure(mutex, "heartbeat", m.copy().put("owner", "nobody"), CONFLICT, "not_owner");
     f.failure(mutex, "release", m.copy().put("owner", "b"), CONFLICT, "not_owner");
     f.failure(mutex, "acquire", m.copy().put("owner", "c").put("timeoutMs", 200), CONFLICT, "timed_out");
     assertEquals(1, f.request(mutex, "state", m).getJsonArray("queue").size(), "c left the queue after its timeout");

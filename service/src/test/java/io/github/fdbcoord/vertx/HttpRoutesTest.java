@@ -176,7 +176,10 @@ class HttpRoutesTest {
 
     assertEquals(1L, ok(HttpMethod.POST, "/mutexes/jobs/heartbeat", new JsonObject().put("owner", "a")
         .put("token", a.getString("token")), 200).getLong("heartbeats"));
-    error(HttpMethod.POST, "/mutexes/jobs/heartbeat", "{\"owner\": \"b\"}", 409, "not_owner");
+    JsonObject waiterBeat = ok(HttpMethod.POST, "/mutexes/jobs/heartbeat", new JsonObject().put("owner", "b"), 200);
+    assertEquals(false, waiterBeat.getBoolean("held"), "a waiter's heartbeat keeps its place: " + waiterBeat);
+    assertEquals(1, waiterBeat.getInteger("position"));
+    error(HttpMethod.POST, "/mutexes/jobs/heartbeat", "{\"owner\": \"nobody\"}", 409, "not_owner");
     error(HttpMethod.POST, "/mutexes/jobs/release", "{\"owner\": \"b\"}", 409, "not_owner");
     JsonObject released = ok(HttpMethod.POST, "/mutexes/jobs/release", new JsonObject().put("owner", "a"), 200);
     assertEquals("HANDED_OFF", released.getString("type"));

@@ -85,11 +85,14 @@ class WebSocketLockEventsTest {
     assertEquals("b", handOff.getString("owner"));
     assertTrue(handOff.getString("token").compareTo(acquired.getString("token")) > 0, "token grows");
 
-    // c queues behind b; b never heartbeats: the reaper hands the mutex to c after b's lease (1.5 s).
+    // c queues behind b and heartbeats its place; b never heartbeats: the reaper hands the mutex to c
+    // after b's lease (1.5 s).
     await(c.tryAcquire("m1", "c"));
+    long beat = f.vertx.setPeriodic(200, id -> c.heartbeatWaiter("m1", "c"));
     long start = System.nanoTime();
     JsonObject expired = nextLock();
     long waitedMs = (System.nanoTime() - start) / 1_000_000;
+    f.vertx.cancelTimer(beat);
     assertEquals("EXPIRED", expired.getString("event"));
     assertEquals("b", expired.getString("previousOwner"));
     assertEquals("c", expired.getString("owner"));
