@@ -45,6 +45,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -85,7 +86,7 @@ public class FdbClusterManager implements ClusterManager {
   private static final Duration RETRY_DELAY = Duration.ofMillis(100);
   private static final int SWEEP_BATCH = 500;
 
-  private enum State { NEW, JOINING, ACTIVE, LEAVING, LEFT }
+  private enum State { NEW, JOINING, ACTIVE, LEAVING, LEFT, CRASHED }
 
   private final FdbClusterManagerOptions options;
   private final Object lifecycle = new Object();
@@ -107,8 +108,12 @@ public class FdbClusterManager implements ClusterManager {
   private volatile NodeListener nodeListener;
   private volatile RegistrationListener registrationListener;
 
-  /** The membership as this node's listener has seen it; changed only on {@link #membershipEvents}. */
-  private final Set<String> view = new LinkedHashSet<>();
+  /**
+   * The membership as this node's listener has seen it; changed only on {@link #membershipEvents}.
+   * Sorted, because Vert.x HA picks the failover node by index into {@link #getNodes()}: every node
+   * must list the same members in the same order after the same event.
+   */
+  private final Set<String> view = new TreeSet<>();
   private Versionstamp memberCursor;
   private Versionstamp registrationCursor;
 
@@ -204,6 +209,9 @@ public class FdbClusterManager implements ClusterManager {
               .heartbeatInterval(options.getHeartbeatInterval())
               .reaperInterval(options.getReaperInterval())
               .executor(executor)
+              // The node's own timer drives the lock heartbeats too: whatever stalls the node
+              // (a pause) stalls its locks' heartbeats with it, as it would in a real process.
+              .scheduler(scheduler)
               .build());
         })
         .thenCompose(m -> {
@@ -211,8 +219,10 @@ public class FdbClusterManager implements ClusterManager {
           return writeMembership();
         })
         .thenAcceptAsync(snapshot -> {
-          view.clear();
-          view.addAll(snapshot.nodes());
+          synchronized (view) {
+            view.clear();
+            view.addAll(snapshot.nodes());
+          }
           memberCursor = ClusterSchema.cursorAt(snapshot.readVersion());
           registrationCursor = memberCursor;
           state = State.ACTIVE;
@@ -284,6 +294,13 @@ public class FdbClusterManager implements ClusterManager {
   @Override
   public void leave(Completable<Void> promise) {
     synchronized (lifecycle) {
+      if (state == State.CRASHED) {
+        // A crashed node removes nothing (the others evict it); only its local resources go.
+        state = State.LEFT;
+        shutdown();
+        promise.succeed();
+        return;
+      }
       if (state != State.ACTIVE) {
         // A second leave (Vert.x closes a node whose manager already left) has nothing to do.
         promise.succeed();
@@ -321,7 +338,7 @@ public class FdbClusterManager implements ClusterManager {
       mutexes.close();
     }
     if (scheduler != null) {
-      scheduler.shutdown();
+      scheduler.shutdownNow();
     }
     if (membershipEvents != null) {
       membershipEvents.shutdown();
@@ -341,7 +358,44 @@ public class FdbClusterManager implements ClusterManager {
 
   private boolean stopped() {
     State s = state;
-    return s == State.LEAVING || s == State.LEFT;
+    return s == State.LEAVING || s == State.LEFT || s == State.CRASHED;
+  }
+
+  /**
+   * Fault injection for tests and benchmarks: stops this node at once as a process crash would
+   * (no heartbeats of the node or of its locks, no watches, nothing removed from the store). The
+   * other nodes evict it after the node lease; its locks go to their next waiters after the lock lease.
+   */
+  public void simulateCrash() {
+    synchronized (lifecycle) {
+      if (state != State.ACTIVE) {
+        return;
+      }
+      state = State.CRASHED;
+    }
+    synchronized (tasks) {
+      tasks.forEach(t -> t.cancel(false));
+      tasks.clear();
+    }
+    scheduler.shutdownNow();
+    membershipEvents.shutdownNow();
+    registrationEvents.shutdownNow();
+  }
+
+  /**
+   * Fault injection for tests and benchmarks: blocks this node's timer for {@code pause}, so
+   * neither the node nor its locks heartbeat, as if the process were stopped (SIGSTOP). Once the
+   * pause ends the node finds out it was evicted, if it was, and re-joins; a lock it held that was
+   * handed to another node reports {@link FdbLock#lost()} and its release is refused.
+   */
+  public void simulatePause(Duration pause) {
+    scheduler.execute(() -> {
+      try {
+        Thread.sleep(pause.toMillis());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    });
   }
 
   // ================================================================== membership
@@ -354,7 +408,7 @@ public class FdbClusterManager implements ClusterManager {
   @Override
   public List<String> getNodes() {
     synchronized (view) {
-      return new ArrayList<>(view);
+      return new ArrayList<>(view); // sorted: the same order on every node
     }
   }
 

@@ -1,7 +1,6 @@
 package io.github.fdbcoord.cluster.vertx;
 
 import io.vertx.core.spi.cluster.ClusterManager;
-import org.junit.Test;
 
 /** vertx-core's {@code ClusteredSharedCounterTest} on {@link io.github.fdbcoord.cluster.FdbClusterManager}, all nodes on one embedded database. */
 public class FdbClusteredSharedCounterTest extends io.vertx.tests.shareddata.ClusteredSharedCounterTest {
