@@ -5,7 +5,6 @@ import com.apple.foundationdb.ReadTransaction;
 import com.apple.foundationdb.Transaction;
 import com.apple.foundationdb.directory.DirectoryLayer;
 import com.apple.foundationdb.tuple.Versionstamp;
-import io.github.fdbcoord.fdb.FdbErrors;
 import io.github.fdbcoord.mutex.MutexHandle;
 import io.github.fdbcoord.mutex.MutexOptions;
 import io.github.fdbcoord.mutex.MutexService;
@@ -199,7 +198,7 @@ public class FdbClusterManager implements ClusterManager {
     scheduler = Executors.newSingleThreadScheduledExecutor(daemon("fdb-cluster-" + instance + "-timer"));
     membershipEvents = Executors.newSingleThreadExecutor(daemon("fdb-cluster-" + instance + "-members"));
     registrationEvents = Executors.newSingleThreadExecutor(daemon("fdb-cluster-" + instance + "-registrations"));
-    CompletableFuture.supplyAsync(this::openDatabase, scheduler)
+    CompletableFuture<Void> joined = CompletableFuture.supplyAsync(this::openDatabase, scheduler)
         .thenCompose(database -> DirectoryLayer.getDefault().createOrOpen(database, options.getDirectory()))
         .thenCompose(dir -> {
           schema = new ClusterSchema(dir);
@@ -232,12 +231,31 @@ public class FdbClusterManager implements ClusterManager {
           if (err != null) {
             state = State.LEFT;
             shutdown();
-            promise.fail(unwrap(err));
-            return;
+          } else {
+            startBackgroundWork();
           }
-          startBackgroundWork();
-          promise.succeed();
         });
+    completeOnVertxThread(joined, promise);
+  }
+
+  /**
+   * Vert.x continues its start-up and shut-down on the thread that completes the join and leave
+   * promises, and expects a Vert.x thread there (as the other managers give, via executeBlocking).
+   */
+  private void completeOnVertxThread(CompletableFuture<Void> done, Completable<Void> promise) {
+    if (vertx == null) {
+      done.whenComplete((v, err) -> promise.complete(null, err == null ? null : unwrap(err)));
+      return;
+    }
+    vertx.<Void>executeBlocking(() -> {
+      try {
+        done.get();
+        return null;
+      } catch (java.util.concurrent.ExecutionException e) {
+        Throwable cause = unwrap(e.getCause());
+        throw cause instanceof Exception ? (Exception) cause : new VertxException(cause);
+      }
+    }, false).onSuccess(v -> promise.succeed()).onFailure(promise::fail);
   }
 
   private Database openDatabase() {
@@ -317,10 +335,10 @@ public class FdbClusterManager implements ClusterManager {
     for (FdbLock lock : heldLocks) {
       releases.add(lock.releaseNow());
     }
-    CompletableFuture.allOf(releases.toArray(new CompletableFuture<?>[0]))
+    CompletableFuture<Void> left = CompletableFuture.allOf(releases.toArray(new CompletableFuture<?>[0]))
         .handle((v, e) -> null)
         .thenCompose(v -> run(tr -> schema.removeNode(tr, nodeId, null, executor)))
-        .whenComplete((removed, err) -> {
+        .handle((removed, err) -> {
           state = State.LEFT;
           nodeListener = null;
           if (err != null) {
@@ -329,8 +347,9 @@ public class FdbClusterManager implements ClusterManager {
             log.info("node " + nodeId + " left the cluster");
           }
           shutdown();
-          promise.succeed();
+          return null;
         });
+    completeOnVertxThread(left, promise);
   }
 
   private void shutdown() {
@@ -522,7 +541,7 @@ public class FdbClusterManager implements ClusterManager {
       return;
     }
     Versionstamp from = memberCursor;
-    run(tr -> {
+    runUnbounded(tr -> {
       CompletableFuture<Void> watch = schema.watchMemberGeneration(tr);
       return schema.readMemberChangesAfter(tr, from, executor).thenApply(list -> new Poll<>(list, watch));
     }).whenCompleteAsync((poll, err) -> {
@@ -718,7 +737,7 @@ public class FdbClusterManager implements ClusterManager {
       return;
     }
     Versionstamp from = registrationCursor;
-    run(tr -> {
+    runUnbounded(tr -> {
       CompletableFuture<Void> watch = schema.watchRegistrationGeneration(tr);
       return schema.readRegistrationChangesAfter(tr, from, executor).thenApply(list -> new Poll<>(list, watch));
     }).whenCompleteAsync((poll, err) -> {
@@ -856,21 +875,31 @@ public class FdbClusterManager implements ClusterManager {
     return executor;
   }
 
-  /** A transaction (retry loop) started on the store's executor, never on the calling thread. */
+  /**
+   * A transaction (retry loop) started on the store's executor, never on the calling thread,
+   * bounded by {@link FdbClusterManagerOptions#getOperationTimeout()}: while the store is
+   * unavailable, operations fail with FoundationDB's {@code transaction_timed_out} (1031) instead of
+   * waiting for ever.
+   */
   <T> CompletableFuture<T> run(Function<Transaction, CompletableFuture<T>> body) {
+    long timeout = options.getOperationTimeout().toMillis();
+    return runUnbounded(tr -> {
+      tr.options().setTimeout(timeout);
+      return body.apply(tr);
+    });
+  }
+
+  <T> CompletableFuture<T> read(Function<ReadTransaction, CompletableFuture<T>> body) {
+    return run(body::apply);
+  }
+
+  /** A transaction without a time limit: the watch loops, whose watches must outlive any timeout. */
+  private <T> CompletableFuture<T> runUnbounded(Function<Transaction, CompletableFuture<T>> body) {
     Database database = db;
     if (database == null) {
       return CompletableFuture.failedFuture(new VertxException("the cluster manager has not joined", true));
     }
     return CompletableFuture.supplyAsync(() -> database.runAsync(body, executor), executor).thenCompose(f -> f);
-  }
-
-  <T> CompletableFuture<T> read(Function<ReadTransaction, CompletableFuture<T>> body) {
-    Database database = db;
-    if (database == null) {
-      return CompletableFuture.failedFuture(new VertxException("the cluster manager has not joined", true));
-    }
-    return CompletableFuture.supplyAsync(() -> database.readAsync(body, executor), executor).thenCompose(f -> f);
   }
 
   /** A Vert.x future of the caller's context, completed from {@code op} run on the store's executor. */
@@ -910,9 +939,6 @@ public class FdbClusterManager implements ClusterManager {
     Throwable cur = t;
     while (cur instanceof CompletionException && cur.getCause() != null) {
       cur = cur.getCause();
-    }
-    if (FdbErrors.unwrap(cur) != null) {
-      return cur;
     }
     return cur;
   }

@@ -22,14 +22,14 @@ import java.util.Objects;
  * <p>Defaults: embedded in memory, cluster directory {@code ["fdb-coord", "cluster"]}, lock (mutex)
  * directory {@code ["fdb-coord", "mutex"]} (the coordination service's mutex root, so SharedData
  * locks are ordinary mutexes there), node lease 10 s, heartbeat every 2 s, reaper every 1 s,
- * membership and registration logs kept 60 s.
+ * membership and registration logs kept 60 s, store operations time out after 30 s.
  *
  * <p>JSON form ({@link #FdbClusterManagerOptions(JsonObject)}, {@link #toJson()}):
  * <pre>
  * { "store": "embedded" | "cluster",  "dataDirectory": "data",  "clusterFile": "/etc/foundationdb/fdb.cluster",
  *   "directory": ["fdb-coord", "cluster"], "lockDirectory": ["fdb-coord", "mutex"],
  *   "nodeLeaseMillis": 10000, "heartbeatIntervalMillis": 2000, "reaperIntervalMillis": 1000,
- *   "logRetentionMillis": 60000 }
+ *   "logRetentionMillis": 60000, "operationTimeoutMillis": 30000 }
  * </pre>
  */
 public class FdbClusterManagerOptions {
@@ -44,6 +44,7 @@ public class FdbClusterManagerOptions {
   private Duration heartbeatInterval = Duration.ofSeconds(2);
   private Duration reaperInterval = Duration.ofSeconds(1);
   private Duration logRetention = Duration.ofSeconds(60);
+  private Duration operationTimeout = Duration.ofSeconds(30);
 
   public FdbClusterManagerOptions() {}
 
@@ -56,6 +57,7 @@ public class FdbClusterManagerOptions {
     this.heartbeatInterval = other.heartbeatInterval;
     this.reaperInterval = other.reaperInterval;
     this.logRetention = other.logRetention;
+    this.operationTimeout = other.operationTimeout;
   }
 
   /**
@@ -68,7 +70,7 @@ public class FdbClusterManagerOptions {
     for (String key : json.fieldNames()) {
       switch (key) {
         case "store": case "dataDirectory": case "clusterFile": case "directory": case "lockDirectory":
-        case "nodeLeaseMillis": case "heartbeatIntervalMillis": case "reaperIntervalMillis": case "logRetentionMillis":
+        case "nodeLeaseMillis": case "heartbeatIntervalMillis": case "reaperIntervalMillis": case "logRetentionMillis": case "operationTimeoutMillis":
           break;
         default:
           throw new IllegalArgumentException("unknown cluster manager option '" + key + "'");
@@ -105,6 +107,9 @@ public class FdbClusterManagerOptions {
     if (json.containsKey("logRetentionMillis")) {
       setLogRetention(Duration.ofMillis(millis(json, "logRetentionMillis")));
     }
+    if (json.containsKey("operationTimeoutMillis")) {
+      setOperationTimeout(Duration.ofMillis(millis(json, "operationTimeoutMillis")));
+    }
   }
 
   /** The JSON form; a handed-in {@link Database} has none and is left out. */
@@ -126,7 +131,8 @@ public class FdbClusterManagerOptions {
         .put("nodeLeaseMillis", nodeLease.toMillis())
         .put("heartbeatIntervalMillis", heartbeatInterval.toMillis())
         .put("reaperIntervalMillis", reaperInterval.toMillis())
-        .put("logRetentionMillis", logRetention.toMillis());
+        .put("logRetentionMillis", logRetention.toMillis())
+        .put("operationTimeoutMillis", operationTimeout.toMillis());
   }
 
   /** Checks the options as a whole. @throws IllegalArgumentException saying what is inconsistent */
@@ -217,6 +223,19 @@ public class FdbClusterManagerOptions {
   /** How long membership and registration log entries are kept for nodes to read. */
   public FdbClusterManagerOptions setLogRetention(Duration logRetention) {
     this.logRetention = positive(logRetention, "logRetention");
+    return this;
+  }
+
+  public Duration getOperationTimeout() {
+    return operationTimeout;
+  }
+
+  /**
+   * Longest time one store operation (with its retries) may take before it fails with
+   * FoundationDB's {@code transaction_timed_out} (1031): what callers see while the store is unavailable.
+   */
+  public FdbClusterManagerOptions setOperationTimeout(Duration operationTimeout) {
+    this.operationTimeout = positive(operationTimeout, "operationTimeout");
     return this;
   }
 
