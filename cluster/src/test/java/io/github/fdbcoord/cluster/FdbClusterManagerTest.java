@@ -389,6 +389,22 @@ class FdbClusterManagerTest {
   }
 
   @Test
+  void operationsFailWithTheStoresTimeoutInsteadOfHangingWhenTheStoreIsTooSlow() throws Exception {
+    try (EmbeddedDatabase slow = EmbeddedDatabase.open(io.github.fdbcoord.embedded.EmbeddedOptions.builder()
+        .latency(Duration.ofMillis(150)).build())) {
+      FdbClusterManager m = new FdbClusterManager(options().setDatabase(slow).setOperationTimeout(Duration.ofMillis(100)));
+      m.init(vertx);
+      Promise<Void> p = Promise.promise();
+      m.join(p);
+      java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+          () -> p.future().toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS));
+      assertEquals(io.github.fdbcoord.fdb.FdbErrors.TRANSACTION_TIMED_OUT, io.github.fdbcoord.fdb.FdbErrors.codeOf(e.getCause()),
+          "join fails with transaction_timed_out: " + e.getCause());
+      assertFalse(m.isActive());
+    }
+  }
+
+  @Test
   void managerIsFoundThroughTheServiceLoader() {
     List<String> found = new ArrayList<>();
     java.util.ServiceLoader.load(io.vertx.core.spi.cluster.ClusterManager.class)
