@@ -333,7 +333,7 @@ public class FdbClusterManager implements ClusterManager {
     pendingLocks.forEach(f -> f.cancel(false));
     List<CompletableFuture<?>> releases = new ArrayList<>();
     for (FdbLock lock : heldLocks) {
-      releases.add(lock.releaseNow());
+      releases.add(lock.releaseAsync());
     }
     CompletableFuture<Void> left = CompletableFuture.allOf(releases.toArray(new CompletableFuture<?>[0]))
         .handle((v, e) -> null)
@@ -848,7 +848,7 @@ public class FdbClusterManager implements ClusterManager {
           FdbLock lock = new FdbLock(this, handle);
           heldLocks.add(lock);
           if (stopped()) {
-            lock.releaseNow();
+            lock.releaseAsync();
             promise.fail(new VertxException("the cluster manager left the cluster", true));
           } else {
             promise.succeed(lock);

@@ -51,11 +51,15 @@ public final class FdbLock implements Lock {
 
   @Override
   public void release() {
-    releaseNow();
+    releaseAsync();
   }
 
-  /** Releases once; completes when the release transaction did (a refused release completes exceptionally). */
-  CompletableFuture<LockEvent> releaseNow() {
+  /**
+   * Releases once (later calls return the same future); completes with the release's lock event,
+   * or fails with the store's refusal ({@code NotOwnerException}/{@code MutexNotHeldException}) when
+   * the grant was lost meanwhile.
+   */
+  public CompletableFuture<LockEvent> releaseAsync() {
     if (released.compareAndSet(false, true)) {
       manager.forget(this);
       release = CompletableFuture.supplyAsync(handle::release, manager.executor()).thenCompose(f -> f);

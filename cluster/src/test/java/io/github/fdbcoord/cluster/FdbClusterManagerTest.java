@@ -274,7 +274,7 @@ class FdbClusterManagerTest {
     assertTrue(next.token().compareTo(held.token()) > 0, "the new grant's fencing token is higher");
 
     held.lost().get(10, TimeUnit.SECONDS); // the resumed holder learns it lost the lock
-    CompletableFuture<LockEvent> refused = held.releaseNow();
+    CompletableFuture<LockEvent> refused = held.releaseAsync();
     assertThrows(Exception.class, () -> refused.get(10, TimeUnit.SECONDS), "its late release is refused");
     waitUntil("A re-joins", () -> b.getNodes().contains(a.getNodeId()) && a.getNodes().contains(b.getNodeId()),
         Duration.ofSeconds(10));

@@ -21,6 +21,7 @@ import java.util.UUID;
 public class FdbFaultToleranceTest extends io.vertx.tests.eventbus.FaultToleranceTest {
   private static final String CLUSTER_FILE = System.getenv("FDB_CLUSTER_FILE");
   private Path config;
+  private String originalClassPath;
 
   @Override
   public void setUp() throws Exception {
@@ -33,6 +34,13 @@ public class FdbFaultToleranceTest extends io.vertx.tests.eventbus.FaultToleranc
         .put("directory", new JsonArray().add("fdb-coord-test").add("fault-tolerance-" + UUID.randomUUID()))
         .encode());
     System.setProperty(FdbClusterManager.CONFIG_PROPERTY, config.toString());
+    // The external nodes start with Vertx.clusteredVertx(), which takes the first ClusterManager the
+    // service loader finds: keep the benchmark's Hazelcast peer off their class path.
+    String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+    originalClassPath = System.getProperty("java.class.path");
+    System.setProperty("java.class.path", java.util.Arrays.stream(classPath.split(java.io.File.pathSeparator))
+        .filter(entry -> !entry.contains("hazelcast"))
+        .collect(java.util.stream.Collectors.joining(java.io.File.pathSeparator)));
     super.setUp();
   }
 
@@ -45,6 +53,7 @@ public class FdbFaultToleranceTest extends io.vertx.tests.eventbus.FaultToleranc
       super.tearDown();
     } finally {
       System.clearProperty(FdbClusterManager.CONFIG_PROPERTY);
+      System.setProperty("java.class.path", originalClassPath);
       if (config != null) {
         Files.deleteIfExists(config);
       }
