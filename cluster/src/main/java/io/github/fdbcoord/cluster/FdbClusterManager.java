@@ -119,6 +119,7 @@ public class FdbClusterManager implements ClusterManager {
   private final Map<String, Set<RegistrationInfo>> ownRegistrations = new ConcurrentHashMap<>();
   private final Set<FdbLock> heldLocks = ConcurrentHashMap.newKeySet();
   private final Set<CompletableFuture<MutexHandle>> pendingLocks = ConcurrentHashMap.newKeySet();
+  private final Map<String, CompletableFuture<?>> releasesInFlight = new ConcurrentHashMap<>();
   private final AtomicLong lockSequence = new AtomicLong();
 
   private final AtomicLong heartbeats = new AtomicLong();
@@ -826,8 +827,13 @@ public class FdbClusterManager implements ClusterManager {
       return;
     }
     String owner = nodeId + "/" + lockSequence.incrementAndGet();
-    Duration wait = Duration.ofMillis(Math.max(0, timeout));
-    CompletableFuture.supplyAsync(() -> {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(0, timeout));
+    // A release of the same lock by this node still in flight would make this acquire queue behind
+    // it and wait for the hand-off: start after it instead (remote waiters keep their place in the
+    // FIFO either way). The wait counts against the timeout.
+    CompletableFuture<?> before = releasesInFlight.getOrDefault(name, CompletableFuture.completedFuture(null));
+    before.handle((v, e) -> null).thenApplyAsync(ignored -> {
+      Duration wait = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
       CompletableFuture<MutexHandle> acquire = mutexes.acquire(name, owner, wait);
       pendingLocks.add(acquire);
       if (stopped()) {
@@ -858,6 +864,12 @@ public class FdbClusterManager implements ClusterManager {
 
   void forget(FdbLock lock) {
     heldLocks.remove(lock);
+  }
+
+  /** Records a release in flight until it completes (see {@link #getLockWithTimeout}). */
+  void releasing(String name, CompletableFuture<?> release) {
+    releasesInFlight.put(name, release);
+    release.whenComplete((v, e) -> releasesInFlight.remove(name, release));
   }
 
   @Override

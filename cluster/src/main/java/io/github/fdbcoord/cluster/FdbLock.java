@@ -63,6 +63,7 @@ public final class FdbLock implements Lock {
     if (released.compareAndSet(false, true)) {
       manager.forget(this);
       release = CompletableFuture.supplyAsync(handle::release, manager.executor()).thenCompose(f -> f);
+      manager.releasing(handle.name(), release);
       release.whenComplete((e, err) -> {
         if (err != null) {
           log.warn("release of lock '" + handle.name() + "' by " + handle.owner() + " refused: "
