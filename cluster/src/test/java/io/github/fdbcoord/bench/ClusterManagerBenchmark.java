@@ -55,6 +55,8 @@ import java.util.function.Supplier;
  * mvn -B -ntp -q -o -pl cluster -am test-compile exec:java \
  *   -Dexec.mainClass=io.github.fdbcoord.bench.ClusterManagerBenchmark [-Dexec.args="ROUNDS PAUSE_SECONDS"]
  * </pre>
+ * (run from the cluster module's directory, or with {@code java -cp} as BENCHMARKS.md shows; ROUNDS 0
+ * runs only the crash and pause experiments).
  */
 public final class ClusterManagerBenchmark {
   private static final int WINDOW = 16;
@@ -173,7 +175,8 @@ public final class ClusterManagerBenchmark {
     }
 
     System.out.println();
-    for (Supplier<Kind> kind : List.<Supplier<Kind>>of(ClusterManagerBenchmark::fdbMemoryDefaultLease, HazelcastKind::new)) {
+    for (Supplier<Kind> kind : List.<Supplier<Kind>>of(ClusterManagerBenchmark::fdbMemoryDefaultLease,
+        ClusterManagerBenchmark::fdbMemoryShortLease, HazelcastKind::new)) {
       try (Kind k = kind.get()) {
         crash(k);
       }
@@ -196,6 +199,13 @@ public final class ClusterManagerBenchmark {
   private static Kind fdbMemoryDefaultLease() {
     EmbeddedDatabase db = EmbeddedDatabase.inMemory();
     return new FdbKind("fdb (in memory, lease 10 s, heartbeat 2 s, reaper 1 s)", db, db, benchOptions());
+  }
+
+  private static Kind fdbMemoryShortLease() {
+    EmbeddedDatabase db = EmbeddedDatabase.inMemory();
+    return new FdbKind("fdb (in memory, lease 2 s, heartbeat 0.5 s, reaper 0.25 s)", db, db, new FdbClusterManagerOptions()
+        .setNodeLease(Duration.ofSeconds(2)).setHeartbeatInterval(Duration.ofMillis(500))
+        .setReaperInterval(Duration.ofMillis(250)).setLogRetention(Duration.ofSeconds(10)));
   }
 
   private static Kind fdbDurableOrCluster() {
