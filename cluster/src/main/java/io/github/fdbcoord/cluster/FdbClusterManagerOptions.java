@@ -19,22 +19,24 @@ import java.util.Objects;
  * engine in memory or on a data directory, or a real FoundationDB cluster named by a cluster file.
  * The last two are opened through {@code io.github.fdbcoord.store.Store} and closed when the node leaves.
  *
- * <p>Defaults: embedded in memory, cluster directory {@code ["fdb-coord", "cluster"]}, lock (mutex)
- * directory {@code ["fdb-coord", "mutex"]} (the coordination service's mutex root, so SharedData
- * locks are ordinary mutexes there), node lease 10 s, heartbeat every 2 s, reaper every 1 s,
+ * <p>Defaults: embedded in memory, cluster directory {@code ["fdbcoord", "cluster"]}, lock (mutex)
+ * directory {@code ["fdbcoord", "mutex"]} (the coordination service's mutex root with its default
+ * {@code rootDirectory}, so SharedData locks are ordinary mutexes of the service), node lease 10 s, heartbeat every 2 s, reaper every 1 s,
  * membership and registration logs kept 60 s, store operations time out after 30 s.
  *
  * <p>JSON form ({@link #FdbClusterManagerOptions(JsonObject)}, {@link #toJson()}):
  * <pre>
  * { "store": "embedded" | "cluster",  "dataDirectory": "data",  "clusterFile": "/etc/foundationdb/fdb.cluster",
- *   "directory": ["fdb-coord", "cluster"], "lockDirectory": ["fdb-coord", "mutex"],
+ *   "directory": ["fdbcoord", "cluster"], "lockDirectory": ["fdbcoord", "mutex"],
  *   "nodeLeaseMillis": 10000, "heartbeatIntervalMillis": 2000, "reaperIntervalMillis": 1000,
  *   "logRetentionMillis": 60000, "operationTimeoutMillis": 30000 }
  * </pre>
  */
 public class FdbClusterManagerOptions {
-  public static final List<String> DEFAULT_DIRECTORY = List.of("fdb-coord", "cluster");
-  public static final List<String> DEFAULT_LOCK_DIRECTORY = List.of("fdb-coord", "mutex");
+  /** Beside the coordination service's layers (its {@code rootDirectory} is {@code ["fdbcoord"]} by default). */
+  public static final List<String> DEFAULT_DIRECTORY = List.of("fdbcoord", "cluster");
+  /** The coordination service's mutex root ({@code rootDirectory + ["mutex"]} with its default root). */
+  public static final List<String> DEFAULT_LOCK_DIRECTORY = List.of("fdbcoord", "mutex");
 
   private Database database;
   private StoreOptions storeOptions = StoreOptions.embeddedInMemory();
