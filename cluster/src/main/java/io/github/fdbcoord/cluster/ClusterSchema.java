@@ -1,9 +1,7 @@
 package io.github.fdbcoord.cluster;
 
-import com.apple.foundationdb.KeySelector;
 import com.apple.foundationdb.KeyValue;
 import com.apple.foundationdb.MutationType;
-import com.apple.foundationdb.Range;
 import com.apple.foundationdb.ReadTransaction;
 import com.apple.foundationdb.Transaction;
 import com.apple.foundationdb.subspace.Subspace;
@@ -505,14 +503,5 @@ final class ClusterSchema {
 
   void writeCounter(Transaction tr, String name, long value) {
     tr.set(packCounterKey(name), packCounterValue(value));
-  }
-
-  /** Unused range helper kept private to the schema: a selector just after {@code key}. */
-  static KeySelector after(byte[] key) {
-    return KeySelector.firstGreaterThan(key);
-  }
-
-  static Range range(byte[] begin, byte[] end) {
-    return new Range(begin, end);
   }
 }
