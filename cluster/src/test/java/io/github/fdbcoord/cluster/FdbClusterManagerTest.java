@@ -443,6 +443,68 @@ class FdbClusterManagerTest {
     }
   }
 
+  /**
+   * A database that records the threads calling it: every SPI and SharedData operation is issued
+   * from an event loop, and none of them may reach the store on it.
+   */
+  @Test
+  void noStoreCallIsMadeOnAnEventLoop() throws Exception {
+    List<String> eventLoopCalls = new CopyOnWriteArrayList<>();
+    AtomicInteger calls = new AtomicInteger();
+    com.apple.foundationdb.Database watched = (com.apple.foundationdb.Database) java.lang.reflect.Proxy.newProxyInstance(
+        getClass().getClassLoader(), new Class<?>[] {com.apple.foundationdb.Database.class}, (proxy, method, args) -> {
+          calls.incrementAndGet();
+          if (io.vertx.core.Context.isOnEventLoopThread()) {
+            eventLoopCalls.add(method.getName() + " on " + Thread.currentThread().getName());
+          }
+          try {
+            return method.invoke(db, args);
+          } catch (java.lang.reflect.InvocationTargetException e) {
+            throw e.getCause();
+          }
+        });
+    FdbClusterManager a = join(options().setDatabase(watched));
+    FdbClusterManager b = join(options().setDatabase(watched));
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    vertx.runOnContext(v -> {
+      Promise<AsyncMap<String, String>> mapPromise = Promise.promise();
+      a.getAsyncMap("loop-map", mapPromise);
+      Promise<Counter> counterPromise = Promise.promise();
+      a.getCounter("loop-counter", counterPromise);
+      Promise<Lock> lockPromise = Promise.promise();
+      a.getLockWithTimeout("loop-lock", 1000, lockPromise);
+      Promise<Void> reg = Promise.promise();
+      a.addRegistration("loop-address", new RegistrationInfo(a.getNodeId(), 1, false), reg);
+      Promise<List<RegistrationInfo>> regs = Promise.promise();
+      Promise<NodeInfo> info = Promise.promise();
+      Promise<Void> setInfo = Promise.promise();
+      a.setNodeInfo(new NodeInfo("127.0.0.1", 1, null), setInfo);
+      mapPromise.future()
+          .compose(map -> map.put("k", "v", 10_000).compose(x -> map.get("k")).compose(x -> map.entries()))
+          .compose(x -> counterPromise.future()).compose(c -> c.incrementAndGet())
+          .compose(x -> lockPromise.future()).map(lock -> {
+            lock.release();
+            return null;
+          })
+          .compose(x -> reg.future()).compose(x -> setInfo.future())
+          .compose(x -> {
+            b.getRegistrations("loop-address", regs);
+            b.getNodeInfo(a.getNodeId(), info);
+            return regs.future().compose(r -> info.future());
+          })
+          .onComplete(ar -> {
+            if (ar.succeeded()) {
+              done.complete(null);
+            } else {
+              done.completeExceptionally(ar.cause());
+            }
+          });
+    });
+    done.get(30, TimeUnit.SECONDS);
+    assertTrue(calls.get() > 0);
+    assertEquals(List.of(), eventLoopCalls);
+  }
+
   @Test
   void managerIsFoundThroughTheServiceLoader() {
     List<String> found = new ArrayList<>();
