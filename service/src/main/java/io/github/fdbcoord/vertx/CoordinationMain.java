@@ -1,7 +1,13 @@
 package io.github.fdbcoord.vertx;
 
+import com.apple.foundationdb.Database;
+import io.github.fdbcoord.cluster.FdbClusterManager;
+import io.github.fdbcoord.cluster.FdbClusterManagerOptions;
+import io.github.fdbcoord.store.Store;
 import io.vertx.core.Vertx;
+import io.vertx.core.VertxBuilder;
 import io.vertx.core.VertxOptions;
+import io.vertx.core.eventbus.EventBusOptions;
 import io.vertx.core.json.JsonObject;
 import io.vertx.micrometer.MicrometerMetricsFactory;
 import io.vertx.micrometer.MicrometerMetricsOptions;
@@ -10,6 +16,8 @@ import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -22,6 +30,9 @@ import java.util.concurrent.TimeUnit;
  * On SIGTERM/SIGINT it undeploys (releasing this node's locks) and closes the store. An
  * OutOfMemoryError that reaches a thread's top halts the JVM (status 3); run it with
  * {@code -XX:+ExitOnOutOfMemoryError} so that every OutOfMemoryError does.
+ *
+ * <p>With {@code "cluster": {"enabled": true, ...}} the node joins a Vert.x cluster on
+ * {@link FdbClusterManager}, on the service's own store (docs/cluster-manager.md).
  */
 public final class CoordinationMain {
   static final String USAGE = String.join(System.lineSeparator(),
@@ -63,41 +74,81 @@ public final class CoordinationMain {
     }
     warnUnlessExitOnOutOfMemory();
     Metrics metrics = new Metrics();
-    Vertx vertx = createVertx(metrics);
+    JsonObject cluster = config.getJsonObject("cluster", new JsonObject());
+    boolean clustered = cluster.getBoolean("enabled", false);
+    Vertx vertx;
+    Store store = null;
+    if (clustered) {
+      // One store for the node and the service: the cluster manager's locks are the service's mutexes.
+      CoordinationConfig c = CoordinationConfig.from(config);
+      try {
+        FdbClusterManagerOptions options = clusterOptions(cluster, c, null);
+        store = Store.open(c.store());
+        options.setDatabase(store.database());
+        EventBusOptions eventBus = new EventBusOptions();
+        if (cluster.getString("eventBusHost") != null) {
+          eventBus.setHost(cluster.getString("eventBusHost"));
+        }
+        eventBus.setPort(cluster.getInteger("eventBusPort", 0));
+        vertx = vertxBuilder(metrics, vertxOptions().setEventBusOptions(eventBus))
+            .withClusterManager(new FdbClusterManager(options)).buildClustered().await(60, TimeUnit.SECONDS);
+      } catch (Exception e) {
+        System.err.println("the coordination service could not join the cluster: " + e.getMessage());
+        if (store != null) {
+          store.close();
+        }
+        System.exit(1);
+        return;
+      }
+    } else {
+      vertx = createVertx(metrics);
+    }
     vertx.exceptionHandler(e -> {
       if (isFatal(e)) {
         haltOnFatal(Thread.currentThread(), e);
       }
     });
-    CoordinationVerticle service = new CoordinationVerticle(config, null, metrics);
+    Store ownedStore = store;
+    CoordinationVerticle service = new CoordinationVerticle(config, store == null ? null : store.database(), metrics);
     try {
       vertx.deployVerticle(service).await(60, TimeUnit.SECONDS);
     } catch (Exception e) {
       System.err.println("the coordination service failed to start: " + e.getMessage());
       vertx.close().await(10, TimeUnit.SECONDS);
+      if (ownedStore != null) {
+        ownedStore.close();
+      }
       System.exit(1);
       return;
     }
     CoordinationConfig c = service.coordinationConfig();
     System.out.println("vertx-fdb-coordination: store " + describe(c) + ", store id " + service.storeId()
         + ", event-bus prefix '" + c.addressPrefix() + "'"
-        + (c.httpEnabled() ? ", HTTP on http://" + c.httpHost() + ":" + service.httpPort() : ", HTTP disabled"));
+        + (c.httpEnabled() ? ", HTTP on http://" + c.httpHost() + ":" + service.httpPort() : ", HTTP disabled")
+        + (clustered ? ", clustered as node " + ((io.vertx.core.internal.VertxInternal) vertx).clusterManager().getNodeId() : ""));
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       try {
         vertx.close().await(20, TimeUnit.SECONDS);
       } catch (Exception e) {
         System.err.println("shutdown did not complete cleanly: " + e);
       }
+      if (ownedStore != null) {
+        ownedStore.close();
+      }
     }, "fdbcoord-shutdown"));
   }
 
   /** Vert.x with Micrometer metrics (Vert.x and JVM meters) bound to the service's registry. */
   static Vertx createVertx(Metrics metrics) {
-    return Vertx.builder()
-        .with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true)
-            .setJvmMetricsEnabled(true)))
-        .withMetrics(new MicrometerMetricsFactory(metrics.registry()))
-        .build();
+    return vertxBuilder(metrics, vertxOptions()).build();
+  }
+
+  private static VertxOptions vertxOptions() {
+    return new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true).setJvmMetricsEnabled(true));
+  }
+
+  private static VertxBuilder vertxBuilder(Metrics metrics, VertxOptions options) {
+    return Vertx.builder().with(options).withMetrics(new MicrometerMetricsFactory(metrics.registry()));
   }
 
   /**
@@ -199,6 +250,42 @@ public final class CoordinationMain {
     } catch (RuntimeException | LinkageError e) {
       // Not a HotSpot JVM: nothing to check.
     }
+  }
+
+  /**
+   * The cluster manager's options from the configuration's {@code cluster} section: its keys are
+   * those of {@link FdbClusterManagerOptions}'s JSON form except the store (the node uses the
+   * service's store), plus {@code enabled}, {@code eventBusHost}, {@code eventBusPort}. The
+   * directories default to the service's {@code rootDirectory} + {@code "cluster"} and + {@code "mutex"}
+   * (so SharedData locks are the service's mutexes).
+   *
+   * @throws IllegalArgumentException for a store key or any option the cluster manager refuses
+   */
+  static FdbClusterManagerOptions clusterOptions(JsonObject cluster, CoordinationConfig config, Database db) {
+    JsonObject json = cluster.copy();
+    json.remove("enabled");
+    json.remove("eventBusHost");
+    json.remove("eventBusPort");
+    for (String key : List.of("store", "dataDirectory", "clusterFile")) {
+      if (json.containsKey(key)) {
+        throw new IllegalArgumentException("cluster." + key + " is not an option here: the node uses the service's store");
+      }
+    }
+    FdbClusterManagerOptions options = new FdbClusterManagerOptions(json);
+    if (!json.containsKey("directory")) {
+      options.setDirectory(child(config.rootDirectory(), "cluster"));
+    }
+    if (!json.containsKey("lockDirectory")) {
+      options.setLockDirectory(child(config.rootDirectory(), "mutex"));
+    }
+    options.validate();
+    return options.setDatabase(db);
+  }
+
+  private static List<String> child(List<String> root, String name) {
+    List<String> path = new ArrayList<>(root);
+    path.add(name);
+    return path;
   }
 
   /** Applies the FDBCOORD_* environment variables on top of the file's configuration. */

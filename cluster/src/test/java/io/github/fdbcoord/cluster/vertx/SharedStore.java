@@ -1,0 +1,36 @@
+package io.github.fdbcoord.cluster.vertx;
+
+import io.github.fdbcoord.cluster.FdbClusterManager;
+import io.github.fdbcoord.cluster.FdbClusterManagerOptions;
+import io.github.fdbcoord.embedded.EmbeddedDatabase;
+
+import java.time.Duration;
+
+/**
+ * One embedded in-memory database shared by every node of one test (what a FoundationDB cluster
+ * is to nodes in separate JVMs), and a manager per node on it.
+ */
+final class SharedStore implements AutoCloseable {
+  /** Short enough for the suites' timeouts, long enough not to evict a node of a loaded 2-core machine. */
+  static final Duration LEASE = Duration.ofSeconds(5);
+
+  private final EmbeddedDatabase db = EmbeddedDatabase.inMemory();
+
+  FdbClusterManager newManager() {
+    return new FdbClusterManager(new FdbClusterManagerOptions()
+        .setDatabase(db)
+        .setNodeLease(LEASE)
+        .setHeartbeatInterval(Duration.ofMillis(500))
+        .setReaperInterval(Duration.ofMillis(250))
+        .setLogRetention(Duration.ofSeconds(30)));
+  }
+
+  EmbeddedDatabase database() {
+    return db;
+  }
+
+  @Override
+  public void close() {
+    db.close();
+  }
+}
