@@ -102,7 +102,16 @@ class SortedIndexTest {
           }
         }
       }
+      // The merge thread runs in the background: on a loaded machine it may not have run during the
+      // steps yet, so wait for it (bounded) and check the merged index against the model too.
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (index.merges() == 0 && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
       assertTrue(index.merges() > 0, "the test must exercise merges");
+      addRun(index, run);
+      List<VersionedStore.Chain> all = read(index, Bytes.EMPTY, null, false);
+      assertEquals(new ArrayList<>(model.values()), all, "seed " + seed + " after the merges");
     }
   }
 
