@@ -125,7 +125,13 @@ public final class CoordinationConfig {
     JsonObject directory = object(json, "directory");
     this.directoryCacheSize = longValue(directory, "directory.cacheSize", "cacheSize", 10_000, 0, Long.MAX_VALUE);
     this.maxPageSize = intValue(directory, "directory.maxPageSize", "maxPageSize", 1000, 1, 1_000_000);
-    refuseUnknownKeys(json, "");
+    // The "cluster" section holds the cluster manager's options: CoordinationMain checks them with
+    // FdbClusterManagerOptions, which refuses unknown keys itself.
+    if (json.containsKey("cluster") && !(json.getValue("cluster") instanceof JsonObject)) {
+      throw new IllegalArgumentException("cluster must be an object, got " + json.getValue("cluster"));
+    }
+    known.add("cluster");
+    refuseUnknownKeys(json.copy().put("cluster", new JsonObject()), "");
   }
 
   private void refuseUnknownKeys(JsonObject json, String parent) {

@@ -182,7 +182,8 @@ public final class CoordinationMain {
           + e.getMessage());
     }
     try {
-      CoordinationConfig.from(config);
+      CoordinationConfig checked = CoordinationConfig.from(config);
+      clusterOptions(config.getJsonObject("cluster", new JsonObject()), checked, null);
     } catch (IllegalArgumentException e) {
       throw new CommandLineException(2, "the configuration file " + file.toAbsolutePath() + " is not valid: "
           + e.getMessage());

@@ -100,6 +100,17 @@ class CoordinationMainTest {
     var far = assertThrows(IllegalArgumentException.class,
         () -> CoordinationConfig.from(new JsonObject().put("zzzzzzzzzzzz", 1)));
     assertFalse(far.getMessage().contains("did you mean"), far.getMessage());
+
+    // The cluster section is checked by the cluster manager's options, enabled or not.
+    Path cluster = Files.writeString(dir.resolve("cluster.json"),
+        "{\"cluster\": {\"enabled\": false, \"nodeLeaseMilis\": 5000}}");
+    var c = assertThrows(CoordinationMain.CommandLineException.class,
+        () -> CoordinationMain.configuration(new String[] {cluster.toString()}));
+    assertTrue(c.getMessage().contains("nodeLeaseMilis"), c.getMessage());
+    Path fine = Files.writeString(dir.resolve("fine.json"),
+        "{\"cluster\": {\"enabled\": false, \"nodeLeaseMillis\": 5000}}");
+    assertEquals(5000, CoordinationMain.configuration(new String[] {fine.toString()})
+        .getJsonObject("cluster").getInteger("nodeLeaseMillis"));
   }
 
   @Test
