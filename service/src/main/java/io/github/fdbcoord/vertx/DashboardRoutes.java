@@ -93,8 +93,9 @@ final class DashboardRoutes {
   }
 
   /**
-   * The nodes of the service: for now this node alone (a clustered deployment lists its cluster
-   * manager's members here once it has one).
+   * The nodes of the service: this node with its health, then, when clustered, the other members
+   * of the Vert.x cluster as its cluster manager knows them (on {@code FdbClusterManager}, the nodes
+   * whose lease is live).
    */
   private void nodes(RoutingContext ctx) {
     health.get().onComplete(ar -> {
@@ -113,9 +114,20 @@ final class DashboardRoutes {
           .put("leaseMs", config.lease().toMillis());
       if (!ctx.response().ended()) {
         ctx.response().putHeader(HttpHeaders.CONTENT_TYPE, "application/json")
-            .end(new JsonObject().put("nodes", new JsonArray().add(self)).encode());
+            .end(new JsonObject().put("nodes", new JsonArray().add(self).addAll(otherMembers(self.getString("id"))))
+                .encode());
       }
     });
+  }
+
+  private JsonArray otherMembers(String selfId) {
+    JsonArray others = new JsonArray();
+    if (vertx instanceof VertxInternal && ((VertxInternal) vertx).clusterManager() != null) {
+      ((VertxInternal) vertx).clusterManager().getNodes().stream().filter(id -> !id.equals(selfId)).sorted()
+          .forEach(id -> others.add(new JsonObject().put("id", id).put("self", false).put("status", "MEMBER")
+              .put("clustered", true)));
+    }
+    return others;
   }
 
   /** The cluster manager's id of this node when clustered, else host and process. */

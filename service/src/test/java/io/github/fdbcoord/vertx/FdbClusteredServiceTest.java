@@ -54,7 +54,9 @@ class FdbClusteredServiceTest {
   @AfterEach
   void stop() {
     service.close();
-    await(nodeB.close());
+    if (nodeB != null) {
+      await(nodeB.close());
+    }
     await(nodeA.close());
     db.close();
   }
@@ -73,6 +75,30 @@ class FdbClusteredServiceTest {
       Thread.sleep(10);
     }
     assertEquals(2, ((VertxInternal) nodeA).clusterManager().getNodes().size());
+  }
+
+  @Test
+  void theNodesRouteListsTheClustersMembers() throws InterruptedException {
+    service.close();
+    config.getJsonObject("http").put("enabled", true).put("port", 0);
+    service = ServiceFixture.start(nodeA, config, db);
+    String a = ((VertxInternal) nodeA).clusterManager().getNodeId();
+    String b = ((VertxInternal) nodeB).clusterManager().getNodeId();
+    JsonArray nodes = await(service.web().get("/nodes").send()).bodyAsJsonObject().getJsonArray("nodes");
+    assertEquals(2, nodes.size(), nodes.encode());
+    assertEquals(a, nodes.getJsonObject(0).getString("id"));
+    assertTrue(nodes.getJsonObject(0).getBoolean("self"));
+    assertEquals("UP", nodes.getJsonObject(0).getString("status"));
+    assertEquals(b, nodes.getJsonObject(1).getString("id"));
+    assertEquals("MEMBER", nodes.getJsonObject(1).getString("status"));
+
+    await(nodeB.close());
+    nodeB = null;
+    long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (await(service.web().get("/nodes").send()).bodyAsJsonObject().getJsonArray("nodes").size() != 1) {
+      assertTrue(System.nanoTime() < end, "a node that left is no longer listed");
+      Thread.sleep(20);
+    }
   }
 
   @Test
