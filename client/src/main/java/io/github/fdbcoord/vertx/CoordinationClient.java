@@ -30,7 +30,8 @@ import java.util.OptionalLong;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.WeakHashMap;
-import java.util.logging.Logger;
+import io.vertx.core.internal.logging.Logger;
+import io.vertx.core.internal.logging.LoggerFactory;
 
 /**
  * Typed access to the coordination service over the event bus, for verticles on any node of the
@@ -60,7 +61,7 @@ public final class CoordinationClient {
   public static final Duration DEFAULT_SEND_TIMEOUT = Duration.ofSeconds(10);
   /** Default margin beyond a request's own wait (acquire's timeout) before it fails with {@link #HOST_UNAVAILABLE}. */
   public static final Duration DEFAULT_REPLY_GRACE = Duration.ofSeconds(5);
-  private static final Logger LOG = Logger.getLogger(CoordinationClient.class.getName());
+  private static final Logger LOG = LoggerFactory.getLogger(CoordinationClient.class);
   /** Liveness addresses per Vert.x instance and address prefix (weak: a closed Vert.x is forgotten). */
   private static final Map<Vertx, Map<String, String>> LIVENESS = new WeakHashMap<>();
 
@@ -382,7 +383,7 @@ public final class CoordinationClient {
    * As {@link #lockEvents(String, Handler, Handler)}, with gaps logged as warnings.
    */
   public Future<MessageConsumer<JsonObject>> lockEvents(String name, Handler<LockEvent> handler) {
-    return lockEvents(name, handler, gap -> LOG.warning("lock events of mutex '" + name
+    return lockEvents(name, handler, gap -> LOG.warn("lock events of mutex '" + name
         + "' may have been missed after " + gap.lastDelivered().map(FencingToken::toString).orElse("the start")));
   }
 

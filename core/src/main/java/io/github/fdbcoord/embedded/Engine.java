@@ -21,7 +21,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * their read version; commits are resolved and applied one at a time under {@link #commitLock}.
  */
 final class Engine implements AutoCloseable {
-  private static final java.util.logging.Logger LOG = java.util.logging.Logger.getLogger(Engine.class.getName());
+  private static final io.vertx.core.internal.logging.Logger LOG = io.vertx.core.internal.logging.LoggerFactory.getLogger(Engine.class);
   /** FoundationDB's MVCC window and maximum transaction life: 5 seconds at 1,000,000 versions/s. */
   static final long MAX_READ_TRANSACTION_LIFE_VERSIONS = 5_000_000L;
   static final int KEY_SIZE_LIMIT = 10_000;
@@ -236,7 +236,7 @@ final class Engine implements AutoCloseable {
         // Later operations fail for good; this commit may be on disk all the same and recovered
         // on restart, so its own result is unknown, as FoundationDB reports such a commit.
         failure = new FDBException("Embedded engine's commit log failed: " + t.getMessage(), FdbErrors.INTERNAL_ERROR);
-        LOG.log(java.util.logging.Level.SEVERE, "embedded engine stopped: its commit log failed", t);
+        LOG.error("embedded engine stopped: its commit log failed", t);
         throw FdbErrors.error(FdbErrors.COMMIT_UNKNOWN_RESULT);
       }
       advanceVisible(version);
@@ -278,7 +278,7 @@ final class Engine implements AutoCloseable {
         log.writeSnapshot(version, state.iterator());
       } catch (java.io.IOException | RuntimeException e) {
         // The log stays valid without the snapshot; the next compaction tries again.
-        LOG.log(java.util.logging.Level.WARNING, "embedded engine: writing a snapshot failed", e);
+        LOG.warn("embedded engine: writing a snapshot failed", e);
       } finally {
         compacting = false;
       }

@@ -12,8 +12,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Level;
-import java.util.logging.Logger;
+import io.vertx.core.internal.logging.Logger;
+import io.vertx.core.internal.logging.LoggerFactory;
 
 /**
  * Removes queue entries whose waiter stopped heartbeating (the beat count in the entry unchanged
@@ -26,7 +26,7 @@ import java.util.logging.Logger;
  * hands off (the others conflict, retry and find a changed record).
  */
 final class MutexReaper {
-  private static final Logger LOG = Logger.getLogger(MutexReaper.class.getName());
+  private static final Logger LOG = LoggerFactory.getLogger(MutexReaper.class);
   static final int PAGE = 500;
 
   private record Observation(byte[] record, long seenAtNanos) {}
@@ -96,7 +96,7 @@ final class MutexReaper {
       next = service.scheduler.schedule(
           () -> scanOnce().whenComplete((n, e) -> {
             if (e != null) {
-              LOG.log(Level.FINE, "mutex reaper scan failed", e);
+              LOG.debug("mutex reaper scan failed", e);
             }
             schedule();
           }),
@@ -200,8 +200,7 @@ final class MutexReaper {
     })).whenComplete((done, e) -> {
       if (Boolean.TRUE.equals(done)) {
         removedWaiters.incrementAndGet();
-        LOG.log(Level.FINE, "removed silent waiter ''{0}'' from the queue of mutex ''{1}''",
-            new Object[] {observed.owner(), name});
+        LOG.debug("removed silent waiter '" + observed.owner() + "' from the queue of mutex '" + name + "'");
       }
     });
   }

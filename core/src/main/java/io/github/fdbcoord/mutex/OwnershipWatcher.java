@@ -7,8 +7,8 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-import java.util.logging.Level;
-import java.util.logging.Logger;
+import io.vertx.core.internal.logging.Logger;
+import io.vertx.core.internal.logging.LoggerFactory;
 
 /**
  * One watch per mutex per service, shared by every local waiter and subscriber of that mutex:
@@ -17,7 +17,7 @@ import java.util.logging.Logger;
  * for the watch or for a new waiter. Heartbeats never touch the generation key, so they wake nobody.
  */
 final class OwnershipWatcher {
-  private static final Logger LOG = Logger.getLogger(OwnershipWatcher.class.getName());
+  private static final Logger LOG = LoggerFactory.getLogger(OwnershipWatcher.class);
   private static final int EVENT_PAGE = 1000;
   private static final FencingToken BEGINNING = FencingToken.of(new byte[FencingToken.LENGTH]);
 
@@ -219,7 +219,7 @@ final class OwnershipWatcher {
                     pending != null ? pending : service.schema.watchGeneration(tr, name)))))
         .whenComplete((snap, e) -> {
           if (e != null) {
-            LOG.log(Level.FINE, "reading mutex '" + name + "' failed, retrying", e);
+            LOG.debug("reading mutex '" + name + "' failed, retrying", e);
             retryLater();
             return;
           }
@@ -297,7 +297,7 @@ final class OwnershipWatcher {
           try {
             s.listener.accept(e);
           } catch (RuntimeException ex) {
-            LOG.log(Level.WARNING, "lock event listener of mutex '" + name + "' failed", ex);
+            LOG.warn("lock event listener of mutex '" + name + "' failed", ex);
           }
         }
       }

@@ -24,8 +24,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Level;
-import java.util.logging.Logger;
+import io.vertx.core.internal.logging.Logger;
+import io.vertx.core.internal.logging.LoggerFactory;
 
 /**
  * The whole coordination service as one verticle: reads a {@link CoordinationConfig}, opens the
@@ -41,7 +41,7 @@ import java.util.logging.Logger;
  * instances may share one) and leaves it open on stop.
  */
 public final class CoordinationVerticle extends VerticleBase {
-  private static final Logger LOG = Logger.getLogger(CoordinationVerticle.class.getName());
+  private static final Logger LOG = LoggerFactory.getLogger(CoordinationVerticle.class);
 
   private final JsonObject explicitConfig;
   private final Database sharedDatabase;
@@ -89,7 +89,7 @@ public final class CoordinationVerticle extends VerticleBase {
     }
     workers = new StoreWorkers(config.workerPoolSize());
     long started = System.nanoTime();
-    LOG.fine(() -> "coordination service starting: store " + storeDescription() + ", event-bus prefix '"
+    LOG.debug("coordination service starting: store " + storeDescription() + ", event-bus prefix '"
         + config.addressPrefix() + "', root directory " + config.rootDirectory()
         + (config.httpEnabled() ? ", HTTP on " + config.httpHost() + ":" + config.httpPort() : ", no HTTP"));
     Future<Database> db = sharedDatabase != null ? Future.succeededFuture(sharedDatabase)
@@ -100,8 +100,13 @@ public final class CoordinationVerticle extends VerticleBase {
             LOG.info("opening store " + storeDescription() + ": recovering " + recovering);
           }
           store = Store.open(config.store(), workers.executor());
-          LOG.log(recovering == null ? Level.FINE : Level.INFO, "store " + storeDescription() + " open after "
-              + (System.nanoTime() - started) / 1_000_000 + " ms" + (recovering == null ? "" : " (recovered " + recovering + ")"));
+          String opened = "store " + storeDescription() + " open after "
+              + (System.nanoTime() - started) / 1_000_000 + " ms" + (recovering == null ? "" : " (recovered " + recovering + ")");
+          if (recovering == null) {
+            LOG.debug(opened);
+          } else {
+            LOG.info(opened);
+          }
           return store.database();
         });
     return db.compose(database -> {
@@ -116,14 +121,14 @@ public final class CoordinationVerticle extends VerticleBase {
       return claimAddressPrefix();
     }).compose(x -> workers.call(context, () -> openLayers(database)))
         .compose(layers -> deployAll(layers))
-        .onSuccess(x -> LOG.info(() -> "coordination service started in "
+        .onSuccess(x -> LOG.info("coordination service started in "
             + (System.nanoTime() - started) / 1_000_000 + " ms: store " + storeDescription() + " (id " + storeId
             + "), event-bus prefix '" + config.addressPrefix() + "'"
             + (http == null ? "" : ", HTTP on " + config.httpHost() + ":" + http.actualPort())))
         .onFailure(e -> {
           // The cause goes back to the deployer, which decides how loud to be; a stack trace here
           // would only repeat it.
-          LOG.warning("coordination service failed to start: " + e.getMessage());
+          LOG.warn("coordination service failed to start: " + e.getMessage());
           if (identityConsumer != null) {
             identityConsumer.unregister();
           }
@@ -194,7 +199,7 @@ public final class CoordinationVerticle extends VerticleBase {
           identityConsumer = vertx.eventBus().<JsonObject>consumer(address, message -> {
             JsonObject asking = message.body();
             if (asking != null && asking.getString("storeId") != null && !storeId.equals(asking.getString("storeId"))) {
-              LOG.warning("refused a host on event-bus prefix '" + config.addressPrefix() + "' with another store: "
+              LOG.warn("refused a host on event-bus prefix '" + config.addressPrefix() + "' with another store: "
                   + describe(asking));
             }
             message.reply(mine);
@@ -298,14 +303,14 @@ public final class CoordinationVerticle extends VerticleBase {
         mutexes.close();
       }
     } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, "closing the mutex service failed", e);
+      LOG.warn("closing the mutex service failed", e);
     }
     try {
       if (store != null) {
         store.close();
       }
     } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, "closing the store failed", e);
+      LOG.warn("closing the store failed", e);
     }
     if (workers != null) {
       workers.close();

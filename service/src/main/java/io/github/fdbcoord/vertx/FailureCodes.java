@@ -12,8 +12,8 @@ import io.vertx.core.eventbus.ReplyFailure;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.logging.Level;
-import java.util.logging.Logger;
+import io.vertx.core.internal.logging.Logger;
+import io.vertx.core.internal.logging.LoggerFactory;
 
 /**
  * The failure codes of the event-bus contract. A failed request is answered with a
@@ -35,7 +35,7 @@ public final class FailureCodes {
   /** The store cannot be reached or failed, or the service is shutting down. */
   public static final int UNAVAILABLE = 503;
 
-  private static final Logger LOG = Logger.getLogger(FailureCodes.class.getName());
+  private static final Logger LOG = LoggerFactory.getLogger(FailureCodes.class);
 
   private FailureCodes() {}
 
@@ -113,7 +113,7 @@ public final class FailureCodes {
       return failure(UNAVAILABLE, "unavailable", String.valueOf(e.getMessage()));
     }
     // Unexpected: log the stack trace here, send only the message.
-    LOG.log(Level.WARNING, "unexpected failure", e);
+    LOG.warn("unexpected failure", e);
     return failure(UNAVAILABLE, "unavailable", e.getClass().getSimpleName() + ": " + e.getMessage());
   }
 
@@ -128,7 +128,7 @@ public final class FailureCodes {
     if (handler != null) {
       handler.uncaughtException(Thread.currentThread(), e);
     } else {
-      LOG.log(Level.SEVERE, "fatal JVM error while serving a request; the process should be restarted", e);
+      LOG.error("fatal JVM error while serving a request; the process should be restarted", e);
     }
   }
 

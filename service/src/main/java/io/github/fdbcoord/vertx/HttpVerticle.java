@@ -527,8 +527,8 @@ public final class HttpVerticle extends VerticleBase {
         break;
       default:
         if (t != null) {
-          java.util.logging.Logger.getLogger(HttpVerticle.class.getName())
-              .log(java.util.logging.Level.WARNING, "HTTP request failed", t);
+          io.vertx.core.internal.logging.LoggerFactory.getLogger(HttpVerticle.class)
+              .warn("HTTP request failed", t);
         }
         error(ctx, status >= 400 && status < 500 ? status : 500, "internal", "the request failed"
             + (t == null ? "" : ": " + t.getClass().getSimpleName()));

@@ -23,8 +23,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.logging.Level;
-import java.util.logging.Logger;
+import io.vertx.core.internal.logging.Logger;
+import io.vertx.core.internal.logging.LoggerFactory;
 
 /**
  * The distributed mutex on its address ({@code <prefix>.mutex}). Actions: tryAcquire, acquire,
@@ -46,7 +46,7 @@ import java.util.logging.Logger;
  * by other processes and by the reaper.
  */
 public final class MutexVerticle extends LayerVerticle {
-  private static final Logger LOG = Logger.getLogger(MutexVerticle.class.getName());
+  private static final Logger LOG = LoggerFactory.getLogger(MutexVerticle.class);
   private static final HexFormat HEX = HexFormat.of();
 
   private final MutexService mutexes;
@@ -386,7 +386,7 @@ public final class MutexVerticle extends LayerVerticle {
               complete(g, held(g.name(), g.owner(), r.token().get()));
             }
           })
-          .onFailure(e -> LOG.log(Level.FINE, "heartbeat of waiter " + g + " failed", e));
+          .onFailure(e -> LOG.debug("heartbeat of waiter " + g + " failed", e));
     }
   }
 
@@ -454,7 +454,7 @@ public final class MutexVerticle extends LayerVerticle {
     List<Future<?>> releases = new ArrayList<>();
     for (Grant g : held) {
       releases.add(store(() -> mutexes.release(g.name(), g.owner(), g.token()))
-          .onFailure(e -> LOG.log(Level.FINE, "release on stop of " + g + " failed", e)));
+          .onFailure(e -> LOG.debug("release on stop of " + g + " failed", e)));
     }
     return Future.join(releases).transform(ar -> {
       watched.values().forEach(w -> w.subscription.thenAccept(MutexSubscription::close));
