@@ -190,6 +190,29 @@ class CommitLogPowerLossTest {
 
   @Test
   @Timeout(30)
+  void recordsInASegmentStartedByARollSurviveAPowerLossBeforeAnySnapshot() throws Exception {
+    // The new segment's creation must be durable (directory synced) before records in it are
+    // acknowledged; no snapshot follows here to sync the directory by chance.
+    NonDurableFileLayer disk = new NonDurableFileLayer();
+    try (CommitLog log = CommitLog.open(disk, DIR, new Recovered())) {
+      for (long v = 1; v <= 5; v++) {
+        log.append(v, payloadFor(v)).get(10, TimeUnit.SECONDS);
+      }
+      assertEquals(5, log.rollSegment());
+      for (long v = 6; v <= 10; v++) {
+        log.append(v, payloadFor(v)).get(10, TimeUnit.SECONDS);
+      }
+      disk.powerLoss();
+    }
+    Recovered recovered = new Recovered();
+    try (CommitLog reopened = CommitLog.open(disk.afterPowerLoss(new Random(0), NonDurableFileLayer.Loss.ALL_UNFORCED),
+        DIR, recovered)) {
+      assertEquals(10, recovered.checkContiguous(0));
+    }
+  }
+
+  @Test
+  @Timeout(30)
   void noForceMeansNothingSurvivesAndAForcedRecordAlwaysDoes() throws Exception {
     // The layer itself: only forced data is kept under ALL_UNFORCED, everything written under NOTHING.
     NonDurableFileLayer disk = new NonDurableFileLayer();
