@@ -129,65 +129,66 @@ class EmbeddedDatabaseTest {
     java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
     java.util.concurrent.ConcurrentLinkedQueue<String> problems = new java.util.concurrent.ConcurrentLinkedQueue<>();
     List<CompletableFuture<Void>> readers = new ArrayList<>();
-    // Threads of their own: spinning readers on a shared pool can take every thread and starve the
-    // writers (the common pool has only processors - 1 threads).
-    java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(2 + writers);
-    try {
-      for (int r = 0; r < 2; r++) {
-        readers.add(CompletableFuture.runAsync(() -> {
-          while (!stop.get()) {
-            Set<String> before = new HashSet<>(committed);
-            List<KeyValue> rows = db.run(tr -> tr.getRange(b("batch/"), b("batch0")).asList().join());
-            java.util.Map<String, Integer> seen = new java.util.HashMap<>();
-            for (int i = 0; i < rows.size(); i++) {
-              if (i > 0 && java.util.Arrays.compareUnsigned(rows.get(i - 1).getKey(), rows.get(i).getKey()) >= 0) {
-                problems.add("rows out of order");
-              }
-              String key = new String(rows.get(i).getKey());
-              seen.merge(key.substring(0, key.lastIndexOf('/')), 1, Integer::sum);
+    // Threads of their own (daemons): spinning readers on a shared pool can take every thread and
+    // starve the writers (the common pool has only processors - 1 threads).
+    java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(2 + writers, r -> {
+      Thread t = new Thread(r, "range-read-test");
+      t.setDaemon(true);
+      return t;
+    });
+    for (int r = 0; r < 2; r++) {
+      readers.add(CompletableFuture.runAsync(() -> {
+        while (!stop.get()) {
+          Set<String> before = new HashSet<>(committed);
+          List<KeyValue> rows = db.run(tr -> tr.getRange(b("batch/"), b("batch0")).asList().join());
+          java.util.Map<String, Integer> seen = new java.util.HashMap<>();
+          for (int i = 0; i < rows.size(); i++) {
+            if (i > 0 && java.util.Arrays.compareUnsigned(rows.get(i - 1).getKey(), rows.get(i).getKey()) >= 0) {
+              problems.add("rows out of order");
             }
-            seen.forEach((batch, n) -> {
-              if (!n.equals(sizes.get(batch))) {
-                problems.add("batch " + batch + " seen with " + n + " of " + sizes.get(batch) + " keys");
-              }
-            });
-            for (String batch : before) {
-              if (!seen.containsKey(batch)) {
-                problems.add("batch " + batch + " committed before the scan is missing from it");
-              }
+            String key = new String(rows.get(i).getKey());
+            seen.merge(key.substring(0, key.lastIndexOf('/')), 1, Integer::sum);
+          }
+          seen.forEach((batch, n) -> {
+            if (!n.equals(sizes.get(batch))) {
+              problems.add("batch " + batch + " seen with " + n + " of " + sizes.get(batch) + " keys");
+            }
+          });
+          for (String batch : before) {
+            if (!seen.containsKey(batch)) {
+              problems.add("batch " + batch + " committed before the scan is missing from it");
             }
           }
-        }, threads));
-      }
-      List<CompletableFuture<Void>> writing = new ArrayList<>();
-      for (int w = 0; w < writers; w++) {
-        final int writer = w;
-        writing.add(CompletableFuture.runAsync(() -> {
-          java.util.Random random = new java.util.Random(writer);
-          for (int n = 0; n < batches; n++) {
-            // Writers' batches interleave in key order: the batch number comes before the writer.
-            String batch = String.format("batch/%04d/%d", n, writer);
-            int size = 1 + random.nextInt(40);
-            sizes.put(batch, size);
-            db.run(tr -> {
-              for (int i = 0; i < size; i++) {
-                tr.set(b(batch + "/" + String.format("%02d", i)), le(i));
-              }
-              return null;
-            });
-            committed.add(batch);
-          }
-        }, threads));
-      }
-      try {
-        CompletableFuture.allOf(writing.toArray(new CompletableFuture[0])).get(60, TimeUnit.SECONDS);
-      } finally {
-        stop.set(true);
-      }
-      CompletableFuture.allOf(readers.toArray(new CompletableFuture[0])).get(60, TimeUnit.SECONDS);
-    } finally {
-      threads.shutdownNow();
+        }
+      }, threads));
     }
+    List<CompletableFuture<Void>> writing = new ArrayList<>();
+    for (int w = 0; w < writers; w++) {
+      final int writer = w;
+      writing.add(CompletableFuture.runAsync(() -> {
+        java.util.Random random = new java.util.Random(writer);
+        for (int n = 0; n < batches; n++) {
+          // Writers' batches interleave in key order: the batch number comes before the writer.
+          String batch = String.format("batch/%04d/%d", n, writer);
+          int size = 1 + random.nextInt(40);
+          sizes.put(batch, size);
+          db.run(tr -> {
+            for (int i = 0; i < size; i++) {
+              tr.set(b(batch + "/" + String.format("%02d", i)), le(i));
+            }
+            return null;
+          });
+          committed.add(batch);
+        }
+      }, threads));
+    }
+    try {
+      CompletableFuture.allOf(writing.toArray(new CompletableFuture[0])).get(60, TimeUnit.SECONDS);
+    } finally {
+      stop.set(true);
+    }
+    CompletableFuture.allOf(readers.toArray(new CompletableFuture[0])).get(60, TimeUnit.SECONDS);
+    threads.shutdown();
     assertTrue(problems.isEmpty(), problems.stream().distinct().limit(5).toList().toString());
     int expected = sizes.values().stream().mapToInt(Integer::intValue).sum();
     assertEquals(expected, db.run(tr -> tr.getRange(b("batch/"), b("batch0")).asList().join()).size());
