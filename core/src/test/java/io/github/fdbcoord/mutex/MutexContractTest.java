@@ -88,6 +88,24 @@ class MutexContractTest extends MutexTestSupport {
   }
 
   @Test
+  void anEndedGrantAndAnotherOwnersCallerAreToldApart() {
+    FdbMutexService s = service(quiet());
+    FencingToken first = await(s.tryAcquire("m", "a")).token().orElseThrow();
+    // Ended by expiry, not by its own release (a release of it again would be answered idempotently).
+    byte[] record = await(s.db.readAsync(tr -> s.schema.readOwnerBytes(tr, "m"), s.executor));
+    assertTrue(await(new MutexReaper(s, Duration.ofMillis(1), Duration.ofSeconds(1)).expire("m", record)));
+    FencingToken second = await(s.tryAcquire("m", "a")).token().orElseThrow();
+    NotOwnerException ended = failure(NotOwnerException.class, s.release("m", "a", first));
+    assertTrue(ended.getMessage().contains("the grant " + first) && ended.getMessage().contains("has ended"),
+        ended.getMessage());
+    assertEquals(second, ended.current().token());
+    NotOwnerException other = failure(NotOwnerException.class, s.heartbeat("m", "b"));
+    assertTrue(other.getMessage().contains("'b' does not own"), other.getMessage());
+    assertEquals("b", other.caller());
+    assertEquals("a", other.current().owner());
+  }
+
+  @Test
   void aReleasedHandleStopsHeartbeatingAtOnce() {
     FdbMutexService s = service(quiet());
     MutexHandle h = await(s.acquire("m", "a", Duration.ofSeconds(5)));
