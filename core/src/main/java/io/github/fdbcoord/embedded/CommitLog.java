@@ -1,16 +1,16 @@
 package io.github.fdbcoord.embedded;
 
+import io.vertx.core.internal.logging.Logger;
+import io.vertx.core.internal.logging.LoggerFactory;
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
-import java.nio.channels.OverlappingFileLockException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
+import java.text.MessageFormat;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -18,9 +18,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -28,7 +26,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.stream.Stream;
 
 /**
  * The embedded engine's durable commit log: an append-only log of commit records with group commit,
@@ -73,11 +70,12 @@ import java.util.stream.Stream;
  * {@link #rollSegment()} (under the engine's commit lock) closes the current segment at the current version
  * V; {@link #writeSnapshot} (anywhere) writes the state at V to a temp file, fsyncs it, renames it,
  * fsyncs the directory, and only then deletes the segments and snapshots it covers.
+ *
+ * <p>All file I/O goes through a {@link FileLayer} (the real file system unless a test puts a
+ * non-durable one beneath the log).
  */
 public final class CommitLog implements AutoCloseable {
-  private static final System.Logger LOG = System.getLogger(CommitLog.class.getName());
-  /** The directories (real paths) a CommitLog of this JVM has open. */
-  private static final Set<Path> OPEN_DIRECTORIES = ConcurrentHashMap.newKeySet();
+  private static final Logger LOG = LoggerFactory.getLogger(CommitLog.class);
   /** Zero-filled space written ahead of the records at a time. */
   static final long PREALLOCATE_BYTES = 1L << 20;
 
@@ -110,10 +108,9 @@ public final class CommitLog implements AutoCloseable {
     }
   }
 
+  private final FileLayer files;
   private final Path dir;
-  private final FileChannel lockChannel;
-  private final FileLock lock;
-  private final Path openKey;
+  private final Closeable lock;
   private final long recoveredVersion;
 
   // Guarded by mutex: the queue and everything the appending side decides.
@@ -131,7 +128,7 @@ public final class CommitLog implements AutoCloseable {
   private final List<Segment> segments;
 
   // Owned by the sync thread after open.
-  private FileChannel channel;
+  private FileLayer.OpenFile channel;
   /** End of the records in the current segment: where the next write goes. */
   private long writePos;
   /** End of the zero-filled space written ahead of writePos. */
@@ -155,10 +152,9 @@ public final class CommitLog implements AutoCloseable {
   private volatile Thread completerThread;
   private boolean closed;
 
-  private CommitLog(Path dir, Path openKey, FileChannel lockChannel, FileLock lock, Recovery recovery) {
+  private CommitLog(FileLayer files, Path dir, Closeable lock, Recovery recovery) {
+    this.files = files;
     this.dir = dir;
-    this.openKey = openKey;
-    this.lockChannel = lockChannel;
     this.lock = lock;
     this.recoveredVersion = recovery.version;
     this.lastVersion = recovery.version;
@@ -183,48 +179,24 @@ public final class CommitLog implements AutoCloseable {
 
   /** Opens (creating if needed) the log in dir, replays what is there into replay, drops a torn/corrupt tail (truncating the file so later appends follow the last good record). Takes an exclusive lock on the directory (FileChannel.tryLock on a lock file): a second open of the same dir fails with IllegalStateException saying the directory is in use. */
   public static CommitLog open(Path dir, Replay replay) throws IOException {
-    Objects.requireNonNull(dir, "dir");
-    Objects.requireNonNull(replay, "replay");
-    Files.createDirectories(dir);
-    // Closing any channel of the lock file releases this process's lock on it (POSIX record locks
-    // belong to the process), so a second open inside this JVM must fail before it opens the file.
-    Path key = dir.toRealPath();
-    if (!OPEN_DIRECTORIES.add(key)) {
-      throw new IllegalStateException("commit log directory " + dir + " is in use: this JVM has it open");
-    }
-    try {
-      return lockAndOpen(dir, key, replay);
-    } catch (IOException | RuntimeException | Error e) {
-      OPEN_DIRECTORIES.remove(key);
-      throw e;
-    }
+    return open(FileLayer.NIO, dir, replay);
   }
 
-  private static CommitLog lockAndOpen(Path dir, Path key, Replay replay) throws IOException {
-    FileChannel lockChannel = FileChannel.open(dir.resolve(LogFormat.LOCK_FILE), StandardOpenOption.CREATE,
-        StandardOpenOption.WRITE);
-    FileLock lock;
-    try {
-      lock = lockChannel.tryLock();
-    } catch (OverlappingFileLockException e) {
-      lock = null;
-    } catch (IOException | RuntimeException e) {
-      lockChannel.close();
-      throw e;
-    }
+  /** {@link #open(Path, Replay)} with its file I/O going through {@code files}. */
+  static CommitLog open(FileLayer files, Path dir, Replay replay) throws IOException {
+    Objects.requireNonNull(files, "files");
+    Objects.requireNonNull(dir, "dir");
+    Objects.requireNonNull(replay, "replay");
+    files.createDirectories(dir);
+    Closeable lock = files.tryLock(dir.resolve(LogFormat.LOCK_FILE));
     if (lock == null) {
-      lockChannel.close();
-      throw new IllegalStateException("commit log directory " + dir + " is in use: another process holds "
+      throw new IllegalStateException("commit log directory " + dir + " is in use: another CommitLog holds "
           + dir.resolve(LogFormat.LOCK_FILE));
     }
     try {
-      return new CommitLog(dir, key, lockChannel, lock, recover(dir, replay));
+      return new CommitLog(files, dir, lock, recover(files, dir, replay));
     } catch (IOException | RuntimeException | Error e) {
-      try {
-        lock.release();
-      } finally {
-        lockChannel.close();
-      }
+      lock.close();
       throw e;
     }
   }
@@ -335,9 +307,9 @@ public final class CommitLog implements AutoCloseable {
       Path temp = dir.resolve(LogFormat.snapshotName(version) + LogFormat.TEMP_SUFFIX);
       long entries;
       try {
-        entries = SnapshotFile.write(temp, version, state);
+        entries = SnapshotFile.write(files, temp, version, state);
       } catch (IOException | RuntimeException e) {
-        Files.deleteIfExists(temp);
+        files.deleteIfExists(temp);
         throw e;
       }
       // Once the roll is processed, every record up to version is synced and its segment closed: the
@@ -345,11 +317,11 @@ public final class CommitLog implements AutoCloseable {
       try {
         awaitRoll(roll);
       } catch (IOException e) {
-        Files.deleteIfExists(temp);
+        files.deleteIfExists(temp);
         throw e;
       }
-      Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-      fsyncDirectory(dir);
+      files.rename(temp, target);
+      files.syncDirectory(dir);
       snapshotVersion = version;
       List<Segment> covered = new ArrayList<>();
       synchronized (segments) {
@@ -361,26 +333,26 @@ public final class CommitLog implements AutoCloseable {
       }
       // Ascending, so a crash part-way leaves a contiguous suffix (recovery would cope with any subset).
       for (Segment s : covered) {
-        Files.deleteIfExists(s.path);
+        files.deleteIfExists(s.path);
         synchronized (segments) {
           segments.remove(s);
         }
       }
-      for (Path p : list(dir)) {
+      for (Path p : files.list(dir)) {
         long v = LogFormat.snapshotVersion(p);
         if (v >= 0 && v < version) {
-          Files.deleteIfExists(p);
+          files.deleteIfExists(p);
         }
       }
-      fsyncDirectory(dir);
+      files.syncDirectory(dir);
       mutex.lock();
       try {
         rolls.keySet().removeIf(v -> v <= version);
       } finally {
         mutex.unlock();
       }
-      LOG.log(System.Logger.Level.DEBUG, "commit log {0}: snapshot at version {1} with {2} entries, {3} segments deleted",
-          dir, version, entries, covered.size());
+      LOG.debug(MessageFormat.format("commit log {0}: snapshot at version {1} with {2} entries, {3} segments deleted",
+          dir, version, entries, covered.size()));
     }
   }
 
@@ -405,7 +377,7 @@ public final class CommitLog implements AutoCloseable {
         completer.shutdown();
         // Called from a continuation of one of our futures: the rest of the queue completes after it returns.
         while (Thread.currentThread() != completerThread && !completer.awaitTermination(1, TimeUnit.MINUTES)) {
-          LOG.log(System.Logger.Level.WARNING, "commit log {0}: still completing futures at close", dir);
+          LOG.warn(MessageFormat.format("commit log {0}: still completing futures at close", dir));
         }
         break;
       } catch (InterruptedException e) {
@@ -419,22 +391,19 @@ public final class CommitLog implements AutoCloseable {
         channel.force(true);
       }
     } catch (IOException e) {
-      LOG.log(System.Logger.Level.WARNING, "commit log " + dir + ": trimming the segment failed", e);
+      LOG.warn("commit log " + dir + ": trimming the segment failed", e);
     }
     try {
       channel.close();
     } catch (IOException e) {
-      LOG.log(System.Logger.Level.WARNING, "commit log " + dir + ": closing the segment failed", e);
+      LOG.warn("commit log " + dir + ": closing the segment failed", e);
     }
     // A snapshot being written finishes before another process may take the directory.
     synchronized (snapshotLock) {
       try {
-        lock.release();
-        lockChannel.close();
+        lock.close();
       } catch (IOException e) {
-        LOG.log(System.Logger.Level.WARNING, "commit log " + dir + ": releasing the lock failed", e);
-      } finally {
-        OPEN_DIRECTORIES.remove(openKey);
+        LOG.warn("commit log " + dir + ": releasing the lock failed", e);
       }
     }
     if (interrupted) {
@@ -512,7 +481,7 @@ public final class CommitLog implements AutoCloseable {
       try {
         if (failure == null) {
           failure = failed;
-          LOG.log(System.Logger.Level.ERROR, "commit log " + dir + " failed; refusing further appends", failed);
+          LOG.error("commit log " + dir + " failed; refusing further appends", failed);
         }
         failed = failure;
       } finally {
@@ -546,11 +515,8 @@ public final class CommitLog implements AutoCloseable {
     out.flip();
     int length = out.remaining();
     preallocate(writePos + length);
-    long pos = writePos;
-    while (out.hasRemaining()) {
-      pos += channel.write(out, pos);
-    }
-    writePos = pos;
+    channel.write(out, writePos);
+    writePos += length;
     out.clear();
   }
 
@@ -566,8 +532,10 @@ public final class CommitLog implements AutoCloseable {
     long target = Math.max(end, allocatedEnd + PREALLOCATE_BYTES);
     long pos = allocatedEnd;
     while (pos < target) {
-      zeros.clear().limit((int) Math.min(zeros.capacity(), target - pos));
-      pos += channel.write(zeros, pos);
+      int n = (int) Math.min(zeros.capacity(), target - pos);
+      zeros.clear().limit(n);
+      channel.write(zeros, pos);
+      pos += n;
     }
     allocatedEnd = pos;
   }
@@ -616,12 +584,12 @@ public final class CommitLog implements AutoCloseable {
     channel.truncate(writePos);
     channel.force(true);
     Path path = dir.resolve(LogFormat.segmentName(base));
-    FileChannel next = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+    FileLayer.OpenFile next = files.open(path, FileLayer.Mode.CREATE_NEW);
     try {
-      writeFully(next, LogFormat.segmentHeader(base, nextBatch));
+      next.write(LogFormat.segmentHeader(base, nextBatch), 0);
       next.force(true);
       // The new file must not vanish in a crash once records in it are acknowledged.
-      fsyncDirectory(dir);
+      files.syncDirectory(dir);
     } catch (IOException e) {
       next.close();
       throw e;
@@ -647,20 +615,19 @@ public final class CommitLog implements AutoCloseable {
     long liveBytes;
     long nextBatch = 1;
     List<Segment> segments = new ArrayList<>();
-    FileChannel channel;
+    FileLayer.OpenFile channel;
     long writePos;
   }
 
-  private static Recovery recover(Path dir, Replay replay) throws IOException {
+  private static Recovery recover(FileLayer files, Path dir, Replay replay) throws IOException {
     // Whatever a previous process left in the directory's page cache must be durable before we act on it.
-    fsyncDirectory(dir);
-    List<Path> files = list(dir);
+    files.syncDirectory(dir);
     List<Path> segmentFiles = new ArrayList<>();
     List<Path> snapshotFiles = new ArrayList<>();
-    for (Path p : files) {
+    for (Path p : files.list(dir)) {
       if (LogFormat.isTempSnapshot(p)) {
-        LOG.log(System.Logger.Level.INFO, "commit log {0}: deleting unfinished snapshot {1}", dir, p.getFileName());
-        Files.deleteIfExists(p);
+        LOG.info(MessageFormat.format("commit log {0}: deleting unfinished snapshot {1}", dir, p.getFileName()));
+        files.deleteIfExists(p);
       } else if (LogFormat.segmentBase(p) >= 0) {
         segmentFiles.add(p);
       } else if (LogFormat.snapshotVersion(p) >= 0) {
@@ -673,16 +640,16 @@ public final class CommitLog implements AutoCloseable {
     Recovery r = new Recovery();
     for (Path p : snapshotFiles) {
       long v = LogFormat.snapshotVersion(p);
-      String problem = SnapshotFile.read(p, v, null);
+      String problem = SnapshotFile.read(files, p, v, null);
       if (problem == null) {
         r.snapshotVersion = v;
-        problem = SnapshotFile.read(p, v, replay);
+        problem = SnapshotFile.read(files, p, v, replay);
         if (problem != null) {
           throw new IOException("snapshot " + p + " changed while it was being recovered: " + problem);
         }
         break;
       }
-      LOG.log(System.Logger.Level.WARNING, "commit log {0}: ignoring snapshot {1}: {2}", dir, p.getFileName(), problem);
+      LOG.warn(MessageFormat.format("commit log {0}: ignoring snapshot {1}: {2}", dir, p.getFileName(), problem));
     }
     long s = r.snapshotVersion;
     r.version = s;
@@ -693,7 +660,7 @@ public final class CommitLog implements AutoCloseable {
       firstNeeded++;
     }
     for (int i = 0; i < firstNeeded; i++) {
-      Files.deleteIfExists(segmentFiles.get(i));
+      files.deleteIfExists(segmentFiles.get(i));
     }
     List<Path> needed = segmentFiles.subList(firstNeeded, segmentFiles.size());
     if (!needed.isEmpty() && LogFormat.segmentBase(needed.get(0)) > s + 1) {
@@ -711,7 +678,7 @@ public final class CommitLog implements AutoCloseable {
         throw new IOException("commit log " + dir + " is missing records: segment " + needed.get(i - 1).getFileName()
             + " ends at version " + r.version + " but the next one is " + p.getFileName());
       }
-      SegmentReader.Result scan = SegmentReader.scan(p, base, last, s, replay::record);
+      SegmentReader.Result scan = SegmentReader.scan(files, p, base, last, s, replay::record);
       liveBytes += scan.liveBytes;
       r.version = Math.max(r.version, scan.lastVersion);
       r.nextBatch = Math.max(r.nextBatch, Math.max(scan.lastBatch + 1, scan.firstBatch));
@@ -719,17 +686,17 @@ public final class CommitLog implements AutoCloseable {
       segment.closed = !last;
       r.segments.add(segment);
       if (last) {
-        r.channel = openLast(dir, p, base, scan, r.nextBatch);
+        r.channel = openLast(files, dir, p, base, scan, r.nextBatch);
         r.writePos = r.channel.size();
       }
     }
     if (needed.isEmpty()) {
       long base = s + 1;
       Path p = dir.resolve(LogFormat.segmentName(base));
-      r.channel = FileChannel.open(p, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-      writeFully(r.channel, LogFormat.segmentHeader(base, r.nextBatch));
+      r.channel = files.open(p, FileLayer.Mode.CREATE_NEW);
+      r.channel.write(LogFormat.segmentHeader(base, r.nextBatch), 0);
       r.channel.force(true);
-      fsyncDirectory(dir);
+      files.syncDirectory(dir);
       r.writePos = LogFormat.SEGMENT_HEADER_SIZE;
       r.segments.add(new Segment(p, base, base - 1, 0));
     }
@@ -738,23 +705,22 @@ public final class CommitLog implements AutoCloseable {
   }
 
   /** Opens the last segment for appending, cutting off a torn tail or rewriting a torn header. */
-  private static FileChannel openLast(Path dir, Path p, long base, SegmentReader.Result scan, long nextBatch)
-      throws IOException {
-    FileChannel channel = FileChannel.open(p, StandardOpenOption.WRITE);
+  private static FileLayer.OpenFile openLast(FileLayer files, Path dir, Path p, long base, SegmentReader.Result scan,
+      long nextBatch) throws IOException {
+    FileLayer.OpenFile channel = files.open(p, FileLayer.Mode.WRITE);
     try {
       if (scan.tornReason != null) {
-        LOG.log(System.Logger.Level.WARNING, "commit log {0}: dropping the torn tail of {1}: {2}", dir,
-            p.getFileName(), scan.tornReason);
+        LOG.warn(MessageFormat.format("commit log {0}: dropping the torn tail of {1}: {2}", dir,
+            p.getFileName(), scan.tornReason));
       }
       if (!scan.headerValid) {
         channel.truncate(0);
-        writeFully(channel, LogFormat.segmentHeader(base, nextBatch));
+        channel.write(LogFormat.segmentHeader(base, nextBatch), 0);
         channel.force(true);
       } else if (scan.goodEnd < scan.fileSize) {
         channel.truncate(scan.goodEnd);
         channel.force(true);
       }
-      channel.position(channel.size());
       return channel;
     } catch (IOException | RuntimeException e) {
       channel.close();
@@ -786,21 +752,4 @@ public final class CommitLog implements AutoCloseable {
     }
   }
 
-  private static void writeFully(FileChannel channel, ByteBuffer buffer) throws IOException {
-    while (buffer.hasRemaining()) {
-      channel.write(buffer);
-    }
-  }
-
-  private static void fsyncDirectory(Path dir) throws IOException {
-    try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-      d.force(true);
-    }
-  }
-
-  private static List<Path> list(Path dir) throws IOException {
-    try (Stream<Path> s = Files.list(dir)) {
-      return new ArrayList<>(s.toList());
-    }
-  }
 }

@@ -14,7 +14,7 @@ final class DurableStore {
     }
     CommitLog log;
     try {
-      log = CommitLog.open(options.dataDirectory(), new CommitLog.Replay() {
+      log = CommitLog.open(options.files(), options.dataDirectory(), new CommitLog.Replay() {
         @Override
         public void snapshotEntry(byte[] key, byte[] value) {
           store.replaySet(key, value, 0);

@@ -17,6 +17,7 @@ public final class EmbeddedOptions {
   private final Duration commitLatency;
   private final Executor executor;
   private final long compactAfterLogBytes;
+  private final FileLayer files;
 
   private EmbeddedOptions(Builder b) {
     this.dataDirectory = b.dataDirectory;
@@ -24,6 +25,7 @@ public final class EmbeddedOptions {
     this.commitLatency = b.commitLatency;
     this.executor = b.executor;
     this.compactAfterLogBytes = b.compactAfterLogBytes;
+    this.files = b.files;
   }
 
   public static Builder builder() {
@@ -65,12 +67,18 @@ public final class EmbeddedOptions {
     return compactAfterLogBytes;
   }
 
+  /** What the data directory's files are read and written through (tests put a non-durable file system here). */
+  FileLayer files() {
+    return files;
+  }
+
   public static final class Builder {
     private Path dataDirectory;
     private Duration readLatency = Duration.ZERO;
     private Duration commitLatency = Duration.ZERO;
     private Executor executor;
     private long compactAfterLogBytes = 256L << 20;
+    private FileLayer files = FileLayer.NIO;
 
     private Builder() {}
 
@@ -104,6 +112,11 @@ public final class EmbeddedOptions {
         throw new IllegalArgumentException("compactAfterLogBytes must be positive, got " + bytes);
       }
       this.compactAfterLogBytes = bytes;
+      return this;
+    }
+
+    Builder files(FileLayer files) {
+      this.files = Objects.requireNonNull(files, "files");
       return this;
     }
 

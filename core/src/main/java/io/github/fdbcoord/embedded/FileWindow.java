@@ -2,20 +2,19 @@ package io.github.fdbcoord.embedded;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 
 /**
  * Buffered positional reads of a file of fixed size. Recovery reads forwards almost always, but the
  * torn-tail check jumps around, so a plain stream does not fit.
  */
 final class FileWindow {
-  private final FileChannel channel;
+  private final FileLayer.OpenFile channel;
   private final long size;
   private final ByteBuffer buffer;
   /** File position of buffer[0]; the buffer's limit is the number of valid bytes. */
   private long start;
 
-  FileWindow(FileChannel channel, long size, int capacity) {
+  FileWindow(FileLayer.OpenFile channel, long size, int capacity) {
     this.channel = channel;
     this.size = size;
     this.buffer = ByteBuffer.allocate(capacity);

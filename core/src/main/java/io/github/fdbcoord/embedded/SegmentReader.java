@@ -2,9 +2,7 @@ package io.github.fdbcoord.embedded;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 
 /**
@@ -51,8 +49,9 @@ final class SegmentReader {
 
   private SegmentReader() {}
 
-  static Result scan(Path file, long base, boolean last, long snapshotVersion, RecordSink sink) throws IOException {
-    try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+  static Result scan(FileLayer files, Path file, long base, boolean last, long snapshotVersion, RecordSink sink)
+      throws IOException {
+    try (FileLayer.OpenFile channel = files.open(file, FileLayer.Mode.READ)) {
       long size = channel.size();
       FileWindow window = new FileWindow(channel, size, 1 << 20);
       Result result = new Result();

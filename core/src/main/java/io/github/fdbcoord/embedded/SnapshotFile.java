@@ -9,11 +9,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
-import java.nio.channels.Channels;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.Iterator;
 import java.util.Map;
@@ -26,12 +22,12 @@ final class SnapshotFile {
   private SnapshotFile() {}
 
   /** Writes the snapshot to {@code file} (created or truncated) and fsyncs it; returns the number of entries. */
-  static long write(Path file, long version, Iterator<Map.Entry<byte[], byte[]>> state) throws IOException {
-    try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-        StandardOpenOption.TRUNCATE_EXISTING)) {
+  static long write(FileLayer files, Path file, long version, Iterator<Map.Entry<byte[], byte[]>> state)
+      throws IOException {
+    try (FileLayer.OpenFile channel = files.open(file, FileLayer.Mode.CREATE_OR_TRUNCATE)) {
       CRC32C fileCrc = new CRC32C();
       // Not closed on its own: closing would close the channel before force().
-      DataOutputStream out = new DataOutputStream(new BufferedOutputStream(Channels.newOutputStream(channel), BUFFER));
+      DataOutputStream out = new DataOutputStream(new BufferedOutputStream(outputStream(channel), BUFFER));
       ByteBuffer header = LogFormat.snapshotHeader(version);
       fileCrc.update(header.duplicate());
       out.write(header.array(), 0, header.remaining());
@@ -76,9 +72,10 @@ final class SnapshotFile {
    * when the snapshot is valid, else why it is not. A caller that must not see entries of an invalid
    * snapshot calls this first without a replay.
    */
-  static String read(Path file, long expectedVersion, CommitLog.Replay replay) throws IOException {
-    long size = Files.size(file);
-    try (InputStream raw = Files.newInputStream(file)) {
+  static String read(FileLayer files, Path file, long expectedVersion, CommitLog.Replay replay) throws IOException {
+    try (FileLayer.OpenFile channel = files.open(file, FileLayer.Mode.READ)) {
+      long size = channel.size();
+      InputStream raw = inputStream(channel);
       DataInputStream in = new DataInputStream(new BufferedInputStream(raw, BUFFER));
       CRC32C fileCrc = new CRC32C();
       byte[] header = new byte[LogFormat.SNAPSHOT_HEADER_SIZE];
@@ -163,5 +160,48 @@ final class SnapshotFile {
     } catch (EOFException e) {
       return "file ends early";
     }
+  }
+
+  /** Appends to {@code file} from offset 0 (the caller's buffering keeps the writes large). */
+  private static OutputStream outputStream(FileLayer.OpenFile file) {
+    return new OutputStream() {
+      private long position;
+
+      @Override
+      public void write(int b) throws IOException {
+        write(new byte[] {(byte) b}, 0, 1);
+      }
+
+      @Override
+      public void write(byte[] b, int off, int len) throws IOException {
+        file.write(ByteBuffer.wrap(b, off, len), position);
+        position += len;
+      }
+    };
+  }
+
+  /** Reads {@code file} from offset 0 (the caller buffers). */
+  private static InputStream inputStream(FileLayer.OpenFile file) {
+    return new InputStream() {
+      private long position;
+
+      @Override
+      public int read() throws IOException {
+        byte[] one = new byte[1];
+        return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+      }
+
+      @Override
+      public int read(byte[] b, int off, int len) throws IOException {
+        if (len == 0) {
+          return 0;
+        }
+        int n = file.read(ByteBuffer.wrap(b, off, len), position);
+        if (n > 0) {
+          position += n;
+        }
+        return n;
+      }
+    };
   }
 }

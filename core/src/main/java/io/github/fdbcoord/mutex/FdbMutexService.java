@@ -415,9 +415,19 @@ final class FdbMutexService implements MutexService {
 
   // ================================================================ plumbing
 
+  /**
+   * For tests: runs on every attempt between the body and the commit, which waits for its future; tests
+   * use it to force two transactions to interleave. Null outside tests (a volatile read per attempt).
+   */
+  volatile Function<Transaction, CompletableFuture<Void>> beforeCommit;
+
   /** Runs {@code body} in a retry loop, then resolves its versionstamp-dependent result. */
   <T> CompletableFuture<T> transact(Function<Transaction, CompletableFuture<AfterCommit<T>>> body) {
-    return unwrapped(db.runAsync(body, executor).thenCompose(AfterCommit::resolve));
+    return unwrapped(db.runAsync(tr -> {
+      Function<Transaction, CompletableFuture<Void>> hook = beforeCommit;
+      CompletableFuture<AfterCommit<T>> result = body.apply(tr);
+      return hook == null ? result : result.thenCompose(r -> hook.apply(tr).thenApply(v -> r));
+    }, executor).thenCompose(AfterCommit::resolve));
   }
 
   /** The future failing with the cause itself rather than a {@link CompletionException} around it. */

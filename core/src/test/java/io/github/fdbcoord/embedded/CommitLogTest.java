@@ -221,11 +221,14 @@ class CommitLogTest {
     int writers = 64;
     int perWriter = 150;
     int length = 100;
+    // A slow fsync of its own, not the disk's: on tmpfs an fsync costs nothing and nothing piles up.
+    NonDurableFileLayer disk = new NonDurableFileLayer().forceDelay(java.time.Duration.ofMillis(2));
+    Path simulated = Path.of("/simulated/group-commit");
     ReentrantLock commitLock = new ReentrantLock();
     long[] clock = {0};
     ExecutorService pool = Executors.newFixedThreadPool(writers);
     long syncs;
-    try (CommitLog log = CommitLog.open(dir, new Collected())) {
+    try (CommitLog log = CommitLog.open(disk, simulated, new Collected())) {
       List<Future<?>> done = new ArrayList<>();
       for (int w = 0; w < writers; w++) {
         done.add(pool.submit(() -> {
@@ -254,7 +257,7 @@ class CommitLogTest {
     assertTrue(syncs > 0);
     assertTrue(syncs * 4 < records, "group commit: " + syncs + " fsyncs for " + records + " records");
     Collected c = new Collected();
-    try (CommitLog log = CommitLog.open(dir, c)) {
+    try (CommitLog log = CommitLog.open(disk, simulated, c)) {
       assertEquals(records, log.recoveredVersion());
     }
     assertRecords(c, range(1, records), length);
@@ -560,12 +563,12 @@ class CommitLogTest {
     }
     // A crash while the snapshot at 40 was being written left its temp file...
     Path temp = dir.resolve(LogFormat.snapshotName(40) + LogFormat.TEMP_SUFFIX);
-    SnapshotFile.write(temp, 40, entries(stateUpTo(40, length)).iterator());
+    SnapshotFile.write(FileLayer.NIO, temp, 40, entries(stateUpTo(40, length)).iterator());
     // ...and a snapshot at 45 whose trailer does not check out.
     Path bad = dir.resolve(LogFormat.snapshotName(45));
-    SnapshotFile.write(bad, 45, entries(stateUpTo(45, length)).iterator());
+    SnapshotFile.write(FileLayer.NIO, bad, 45, entries(stateUpTo(45, length)).iterator());
     flipByte(bad, Files.size(bad) - 10);
-    assertTrue(SnapshotFile.read(bad, 45, null) != null);
+    assertTrue(SnapshotFile.read(FileLayer.NIO, bad, 45, null) != null);
 
     Collected c = new Collected();
     try (CommitLog log = CommitLog.open(dir, c)) {
@@ -578,7 +581,7 @@ class CommitLogTest {
     // A snapshot with a corrupt entry is ignored too.
     flipByte(bad, LogFormat.SNAPSHOT_HEADER_SIZE + 9);
     Path worse = dir.resolve(LogFormat.snapshotName(48));
-    SnapshotFile.write(worse, 48, entries(stateUpTo(48, length)).iterator());
+    SnapshotFile.write(FileLayer.NIO, worse, 48, entries(stateUpTo(48, length)).iterator());
     flipByte(worse, LogFormat.SNAPSHOT_HEADER_SIZE + 9);
     Collected again = new Collected();
     try (CommitLog log = CommitLog.open(dir, again)) {
@@ -632,7 +635,7 @@ class CommitLogTest {
     try (CommitLog log = CommitLog.open(dir, new Collected())) {
       appendEach(log, range(1, 20), length);
     }
-    SnapshotFile.write(dir.resolve(LogFormat.snapshotName(20)), 20, entries(stateUpTo(20, length)).iterator());
+    SnapshotFile.write(FileLayer.NIO, dir.resolve(LogFormat.snapshotName(20)), 20, entries(stateUpTo(20, length)).iterator());
     Collected c = new Collected();
     try (CommitLog log = CommitLog.open(dir, c)) {
       assertEquals(20, log.recoveredVersion());
@@ -692,7 +695,7 @@ class CommitLogTest {
       // Make the next write fail: close the segment channel under the sync thread.
       var field = CommitLog.class.getDeclaredField("channel");
       field.setAccessible(true);
-      ((FileChannel) field.get(log)).close();
+      ((FileLayer.OpenFile) field.get(log)).close();
       CompletableFuture<Void> failed = log.append(2, new byte[] {2});
       Throwable cause = assertThrows(Exception.class, failed::join).getCause();
       assertTrue(cause instanceof UncheckedIOException, String.valueOf(cause));

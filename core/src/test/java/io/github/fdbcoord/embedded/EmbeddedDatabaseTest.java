@@ -129,6 +129,13 @@ class EmbeddedDatabaseTest {
     java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
     java.util.concurrent.ConcurrentLinkedQueue<String> problems = new java.util.concurrent.ConcurrentLinkedQueue<>();
     List<CompletableFuture<Void>> readers = new ArrayList<>();
+    // Threads of their own (daemons): spinning readers on a shared pool can take every thread and
+    // starve the writers (the common pool has only processors - 1 threads).
+    java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(2 + writers, r -> {
+      Thread t = new Thread(r, "range-read-test");
+      t.setDaemon(true);
+      return t;
+    });
     for (int r = 0; r < 2; r++) {
       readers.add(CompletableFuture.runAsync(() -> {
         while (!stop.get()) {
@@ -153,7 +160,7 @@ class EmbeddedDatabaseTest {
             }
           }
         }
-      }));
+      }, threads));
     }
     List<CompletableFuture<Void>> writing = new ArrayList<>();
     for (int w = 0; w < writers; w++) {
@@ -173,11 +180,15 @@ class EmbeddedDatabaseTest {
           });
           committed.add(batch);
         }
-      }));
+      }, threads));
     }
-    CompletableFuture.allOf(writing.toArray(new CompletableFuture[0])).get(60, TimeUnit.SECONDS);
-    stop.set(true);
+    try {
+      CompletableFuture.allOf(writing.toArray(new CompletableFuture[0])).get(60, TimeUnit.SECONDS);
+    } finally {
+      stop.set(true);
+    }
     CompletableFuture.allOf(readers.toArray(new CompletableFuture[0])).get(60, TimeUnit.SECONDS);
+    threads.shutdown();
     assertTrue(problems.isEmpty(), problems.stream().distinct().limit(5).toList().toString());
     int expected = sizes.values().stream().mapToInt(Integer::intValue).sum();
     assertEquals(expected, db.run(tr -> tr.getRange(b("batch/"), b("batch0")).asList().join()).size());

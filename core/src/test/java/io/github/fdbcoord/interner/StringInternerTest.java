@@ -147,6 +147,15 @@ class StringInternerTest {
         && e.getMessage().contains(String.valueOf(max + 1)), e.getMessage());
     // Multi-byte characters count in UTF-8 bytes, not chars.
     failure(interner.intern("é".repeat(max / 2 + 1)), InternerException.Kind.BAD_REQUEST);
+    // At the edges of the UTF-8 lengths: U+0080 is the first 2-byte character, U+0800 the first 3-byte one.
+    // Refused by the interner's own check, which says what the limit is (not by the store's key limit).
+    for (String tooLong : List.of("\u0080".repeat(max / 2 + 1), "\u0800".repeat(max / 3 + 1))) {
+      InternerException refused = failure(interner.intern(tooLong), InternerException.Kind.BAD_REQUEST);
+      assertTrue(refused.getMessage().contains("is too long") && refused.getMessage().contains(String.valueOf(max)),
+          refused.getMessage());
+    }
+    String twoByteLongest = "\u0080".repeat(max / 2);
+    assertEquals(Optional.of(twoByteLongest), await(interner.lookup(await(interner.intern(twoByteLongest)))));
     failure(interner.resolve(longest + "x"), InternerException.Kind.BAD_REQUEST);
     failure(interner.intern("x".repeat(1_000_000)), InternerException.Kind.BAD_REQUEST);
   }
@@ -157,6 +166,14 @@ class StringInternerTest {
     StringInterner i = await(small.open("words"));
     assertEquals(3, await(i.intern(List.of("a", "b", "c"))).size());
     InternerException e = failure(i.intern(List.of("a", "b", "c", "d")), InternerException.Kind.BAD_REQUEST);
+    assertTrue(e.getMessage().contains("limit of 3"), e.getMessage());
+    // The same limit for reverse lookups and resolves, which write nothing but still bound a transaction.
+    List<Long> ids = await(i.intern(List.of("a", "b", "c")));
+    assertEquals(3, await(i.lookup(ids)).size());
+    e = failure(i.lookup(List.of(ids.get(0), ids.get(1), ids.get(2), ids.get(0))), InternerException.Kind.BAD_REQUEST);
+    assertTrue(e.getMessage().contains("limit of 3"), e.getMessage());
+    assertEquals(3, await(i.resolve(List.of("a", "b", "x"))).size());
+    e = failure(i.resolve(List.of("a", "b", "c", "d")), InternerException.Kind.BAD_REQUEST);
     assertTrue(e.getMessage().contains("limit of 3"), e.getMessage());
   }
 
