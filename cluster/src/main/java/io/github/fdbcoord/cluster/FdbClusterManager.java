@@ -57,6 +57,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -535,37 +536,47 @@ public class FdbClusterManager implements ClusterManager {
     }
   }
 
-  /** Reads the membership log after the cursor with a watch on the generation in the same transaction; runs on {@link #membershipEvents}. */
+  /** Follows the membership log from the cursor; runs on {@link #membershipEvents}. */
   private void pollMembership() {
+    Versionstamp from = memberCursor;
+    followLog("membership", membershipEvents, this::pollMembership, tr -> {
+      CompletableFuture<Void> watch = schema.watchMemberGeneration(tr);
+      return schema.readMemberChangesAfter(tr, from, executor).thenApply(list -> new Poll<>(list, watch));
+    }, this::applyMemberChanges);
+  }
+
+  /**
+   * One round of following a change log: read what follows the cursor with a watch on the log's
+   * generation in the same transaction (so no change falls between the read and the watch), apply
+   * it on {@code events}, then read again at once after a full page, or when the watch fires.
+   */
+  private <T> void followLog(String logName, ExecutorService events, Runnable again,
+      Function<Transaction, CompletableFuture<Poll<T>>> read, Consumer<List<T>> apply) {
     if (stopped()) {
       return;
     }
-    Versionstamp from = memberCursor;
-    runUnbounded(tr -> {
-      CompletableFuture<Void> watch = schema.watchMemberGeneration(tr);
-      return schema.readMemberChangesAfter(tr, from, executor).thenApply(list -> new Poll<>(list, watch));
-    }).whenCompleteAsync((poll, err) -> {
+    runUnbounded(read).whenCompleteAsync((poll, err) -> {
       if (stopped()) {
         return;
       }
       if (err != null) {
-        log.warn("node " + nodeId + ": reading the membership log failed, retrying: " + unwrap(err));
-        retryLater(membershipEvents, this::pollMembership);
+        log.warn("node " + nodeId + ": reading the " + logName + " log failed, retrying: " + unwrap(err));
+        retryLater(events, again);
         return;
       }
-      applyMemberChanges(poll.changes());
+      apply.accept(poll.changes());
       if (poll.changes().size() >= 1000) {
-        pollMembership();
+        again.run();
       } else {
         poll.watch().whenComplete((v, e) -> {
           if (e != null) {
-            retryLater(membershipEvents, this::pollMembership);
+            retryLater(events, again);
           } else {
-            membershipEvents.execute(this::pollMembership);
+            events.execute(again);
           }
         });
       }
-    }, membershipEvents);
+    }, events);
   }
 
   private void applyMemberChanges(List<ClusterSchema.MemberChange> changes) {
@@ -731,48 +742,28 @@ public class FdbClusterManager implements ClusterManager {
     complete(read(tr -> schema.readRegistrations(tr, address, executor)), promise);
   }
 
-  /** Reads the registration log after the cursor (watching its generation) and tells the listener about wanted addresses; runs on {@link #registrationEvents}. */
+  /** Follows the registration log from the cursor and tells the listener about wanted addresses; runs on {@link #registrationEvents}. */
   private void pollRegistrations() {
-    if (stopped()) {
-      return;
-    }
     Versionstamp from = registrationCursor;
-    runUnbounded(tr -> {
+    followLog("registration", registrationEvents, this::pollRegistrations, tr -> {
       CompletableFuture<Void> watch = schema.watchRegistrationGeneration(tr);
       return schema.readRegistrationChangesAfter(tr, from, executor).thenApply(list -> new Poll<>(list, watch));
-    }).whenCompleteAsync((poll, err) -> {
-      if (stopped()) {
-        return;
+    }, this::applyRegistrationChanges);
+  }
+
+  private void applyRegistrationChanges(List<ClusterSchema.RegistrationChange> changes) {
+    Set<String> addresses = new LinkedHashSet<>();
+    for (ClusterSchema.RegistrationChange c : changes) {
+      if (c.stamp().compareTo(registrationCursor) > 0) {
+        registrationCursor = c.stamp();
+        addresses.add(c.address());
       }
-      if (err != null) {
-        log.warn("node " + nodeId + ": reading the registration log failed, retrying: " + unwrap(err));
-        retryLater(registrationEvents, this::pollRegistrations);
-        return;
-      }
-      Set<String> addresses = new LinkedHashSet<>();
-      for (ClusterSchema.RegistrationChange c : poll.changes()) {
-        if (c.stamp().compareTo(registrationCursor) > 0) {
-          registrationCursor = c.stamp();
-          addresses.add(c.address());
-        }
-      }
-      try {
-        deliverRegistrations(addresses);
-      } catch (RuntimeException e) {
-        log.warn("node " + nodeId + ": delivering registration updates failed: " + unwrap(e));
-      }
-      if (poll.changes().size() >= 1000) {
-        pollRegistrations();
-      } else {
-        poll.watch().whenComplete((v, e) -> {
-          if (e != null) {
-            retryLater(registrationEvents, this::pollRegistrations);
-          } else {
-            registrationEvents.execute(this::pollRegistrations);
-          }
-        });
-      }
-    }, registrationEvents);
+    }
+    try {
+      deliverRegistrations(addresses);
+    } catch (RuntimeException e) {
+      log.warn("node " + nodeId + ": delivering registration updates failed: " + unwrap(e));
+    }
   }
 
   private void deliverRegistrations(Set<String> addresses) {
