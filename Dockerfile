@@ -15,9 +15,11 @@ FROM foundationdb/foundationdb:${FDB_VERSION} AS fdb
 FROM maven:3.9-eclipse-temurin-17 AS build
 WORKDIR /src
 COPY pom.xml .
+COPY .mvn .mvn
 COPY api api
 COPY core core
 COPY client client
+COPY cluster cluster
 COPY service service
 COPY conf conf
 RUN mvn -q -B package -DskipTests && cp service/target/vertx-fdb-coordination-service-*-fat.jar /src/app.jar

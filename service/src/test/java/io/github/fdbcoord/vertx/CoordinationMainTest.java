@@ -233,6 +233,21 @@ class CoordinationMainTest {
     assertTrue(entrypoint.contains("\"-XX:+ExitOnOutOfMemoryError\""), entrypoint);
   }
 
+  @Test
+  void dockerImageBuildsEveryModuleOfTheBuild() throws Exception {
+    List<String> dockerfile = Files.readAllLines(Path.of("../Dockerfile"));
+    java.util.regex.Matcher modules = java.util.regex.Pattern.compile("<module>([^<]+)</module>")
+        .matcher(Files.readString(Path.of("../pom.xml")));
+    int count = 0;
+    while (modules.find()) {
+      String module = modules.group(1);
+      assertTrue(dockerfile.contains("COPY " + module + " " + module),
+          "the Dockerfile's build stage does not copy the module '" + module + "': the image would not build");
+      count++;
+    }
+    assertTrue(count >= 5, "modules found in the root pom: " + count);
+  }
+
   private record Result(int status, String output) {}
 
   /** Runs {@code args} in a child JVM with this test's class path; output is stdout and stderr merged. */
