@@ -1,5 +1,6 @@
 package io.github.fdbcoord.cluster;
 
+import com.apple.foundationdb.Transaction;
 import io.vertx.core.Future;
 import io.vertx.core.shareddata.AsyncMap;
 
@@ -59,41 +60,38 @@ final class FdbAsyncMap<K, V> implements AsyncMap<K, V> {
   public Future<V> putIfAbsent(K k, V v, long ttl) {
     byte[] key = ClusterValues.encode(k);
     byte[] value = ClusterValues.encode(v);
-    return manager.future(() -> manager.run(tr -> tr.getReadVersion().thenCompose(rv ->
-        schema.readMapEntry(tr, name, key).thenApply(e -> {
-          if (e != null && e.liveAt(rv)) {
-            return ClusterValues.<V>decode(e.value());
-          }
-          schema.writeMapEntry(tr, name, key, new ClusterSchema.MapEntry(ClusterSchema.deadline(rv, ttl), value));
-          return null;
-        }))));
+    return update(key, (tr, rv, e) -> {
+      if (e != null && e.liveAt(rv)) {
+        return ClusterValues.<V>decode(e.value());
+      }
+      schema.writeMapEntry(tr, name, key, new ClusterSchema.MapEntry(ClusterSchema.deadline(rv, ttl), value));
+      return null;
+    });
   }
 
   @Override
   public Future<V> remove(K k) {
     byte[] key = ClusterValues.encode(k);
-    return manager.future(() -> manager.run(tr -> tr.getReadVersion().thenCompose(rv ->
-        schema.readMapEntry(tr, name, key).thenApply(e -> {
-          if (e == null) {
-            return null;
-          }
-          schema.clearMapEntry(tr, name, key);
-          return e.liveAt(rv) ? ClusterValues.<V>decode(e.value()) : null;
-        }))));
+    return update(key, (tr, rv, e) -> {
+      if (e == null) {
+        return null;
+      }
+      schema.clearMapEntry(tr, name, key);
+      return e.liveAt(rv) ? ClusterValues.<V>decode(e.value()) : null;
+    });
   }
 
   @Override
   public Future<Boolean> removeIfPresent(K k, V v) {
     byte[] key = ClusterValues.encode(k);
     byte[] value = ClusterValues.encode(v);
-    return manager.future(() -> manager.run(tr -> tr.getReadVersion().thenCompose(rv ->
-        schema.readMapEntry(tr, name, key).thenApply(e -> {
-          if (e == null || !e.liveAt(rv) || !sameValue(e.value(), value)) {
-            return false;
-          }
-          schema.clearMapEntry(tr, name, key);
-          return true;
-        }))));
+    return update(key, (tr, rv, e) -> {
+      if (e == null || !e.liveAt(rv) || !sameValue(e.value(), value)) {
+        return false;
+      }
+      schema.clearMapEntry(tr, name, key);
+      return true;
+    });
   }
 
   @Override
@@ -105,14 +103,13 @@ final class FdbAsyncMap<K, V> implements AsyncMap<K, V> {
   public Future<V> replace(K k, V v, long ttl) {
     byte[] key = ClusterValues.encode(k);
     byte[] value = ClusterValues.encode(v);
-    return manager.future(() -> manager.run(tr -> tr.getReadVersion().thenCompose(rv ->
-        schema.readMapEntry(tr, name, key).thenApply(e -> {
-          if (e == null || !e.liveAt(rv)) {
-            return null;
-          }
-          schema.writeMapEntry(tr, name, key, new ClusterSchema.MapEntry(ClusterSchema.deadline(rv, ttl), value));
-          return ClusterValues.<V>decode(e.value());
-        }))));
+    return update(key, (tr, rv, e) -> {
+      if (e == null || !e.liveAt(rv)) {
+        return null;
+      }
+      schema.writeMapEntry(tr, name, key, new ClusterSchema.MapEntry(ClusterSchema.deadline(rv, ttl), value));
+      return ClusterValues.<V>decode(e.value());
+    });
   }
 
   @Override
@@ -125,14 +122,13 @@ final class FdbAsyncMap<K, V> implements AsyncMap<K, V> {
     byte[] key = ClusterValues.encode(k);
     byte[] expected = ClusterValues.encode(oldValue);
     byte[] value = ClusterValues.encode(newValue);
-    return manager.future(() -> manager.run(tr -> tr.getReadVersion().thenCompose(rv ->
-        schema.readMapEntry(tr, name, key).thenApply(e -> {
-          if (e == null || !e.liveAt(rv) || !sameValue(e.value(), expected)) {
-            return false;
-          }
-          schema.writeMapEntry(tr, name, key, new ClusterSchema.MapEntry(ClusterSchema.deadline(rv, ttl), value));
-          return true;
-        }))));
+    return update(key, (tr, rv, e) -> {
+      if (e == null || !e.liveAt(rv) || !sameValue(e.value(), expected)) {
+        return false;
+      }
+      schema.writeMapEntry(tr, name, key, new ClusterSchema.MapEntry(ClusterSchema.deadline(rv, ttl), value));
+      return true;
+    });
   }
 
   @Override
@@ -179,6 +175,18 @@ final class FdbAsyncMap<K, V> implements AsyncMap<K, V> {
       }
       return out;
     }));
+  }
+
+  /** What a read-modify-write operation does with {@code key}'s entry (null when absent) at read version {@code rv}. */
+  @FunctionalInterface
+  private interface EntryUpdate<T> {
+    T apply(Transaction tr, long rv, ClusterSchema.MapEntry entry);
+  }
+
+  /** Reads {@code key}'s entry and applies {@code update} to it, in one transaction (retried on conflict). */
+  private <T> Future<T> update(byte[] key, EntryUpdate<T> update) {
+    return manager.future(() -> manager.run(tr -> tr.getReadVersion().thenCompose(rv ->
+        schema.readMapEntry(tr, name, key).thenApply(e -> update.apply(tr, rv, e)))));
   }
 
   /** The live entries of the map, read in one transaction. */
