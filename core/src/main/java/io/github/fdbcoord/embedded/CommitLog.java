@@ -83,6 +83,9 @@ public final class CommitLog implements AutoCloseable {
   public interface Replay {
     void snapshotEntry(byte[] key, byte[] value);
 
+    /** Called once after the last entry of a loaded (legacy) snapshot. */
+    default void snapshotLoaded(long version) {}
+
     void record(long version, byte[] payload);
   }
 
@@ -184,6 +187,11 @@ public final class CommitLog implements AutoCloseable {
 
   /** {@link #open(Path, Replay)} with its file I/O going through {@code files}. */
   static CommitLog open(FileLayer files, Path dir, Replay replay) throws IOException {
+    return open(files, dir, 0, replay);
+  }
+
+  /** Opens the log for a caller whose storage already holds every record up to {@code durableVersion}. */
+  static CommitLog open(FileLayer files, Path dir, long durableVersion, Replay replay) throws IOException {
     Objects.requireNonNull(files, "files");
     Objects.requireNonNull(dir, "dir");
     Objects.requireNonNull(replay, "replay");
@@ -194,7 +202,7 @@ public final class CommitLog implements AutoCloseable {
           + dir.resolve(LogFormat.LOCK_FILE));
     }
     try {
-      return new CommitLog(files, dir, lock, recover(files, dir, replay));
+      return new CommitLog(files, dir, lock, recover(files, dir, durableVersion, replay));
     } catch (IOException | RuntimeException | Error e) {
       lock.close();
       throw e;
@@ -353,6 +361,55 @@ public final class CommitLog implements AutoCloseable {
       }
       LOG.debug(MessageFormat.format("commit log {0}: snapshot at version {1} with {2} entries, {3} segments deleted",
           dir, version, entries, covered.size()));
+    }
+  }
+
+  /**
+   * Deletes the closed segments whose records are all at or below {@code version} (a value returned
+   * by {@link #rollSegment()}), and every snapshot at or below it: the caller's storage holds them.
+   */
+  public void truncateThrough(long version) throws IOException {
+    synchronized (snapshotLock) {
+      CompletableFuture<Void> roll;
+      mutex.lock();
+      try {
+        if (closed) {
+          throw new IllegalStateException("commit log " + dir + " is closed");
+        }
+        roll = rolls.get(version);
+      } finally {
+        mutex.unlock();
+      }
+      if (roll != null) {
+        awaitRoll(roll);
+      }
+      List<Segment> covered = new ArrayList<>();
+      synchronized (segments) {
+        for (Segment s : segments) {
+          if (s.closed && s.lastVersion <= version) {
+            covered.add(s);
+          }
+        }
+      }
+      for (Segment s : covered) {
+        files.deleteIfExists(s.path);
+        synchronized (segments) {
+          segments.remove(s);
+        }
+      }
+      for (Path p : files.list(dir)) {
+        long v = LogFormat.snapshotVersion(p);
+        if (v >= 0 && v <= version) {
+          files.deleteIfExists(p);
+        }
+      }
+      files.syncDirectory(dir);
+      mutex.lock();
+      try {
+        rolls.keySet().removeIf(v -> v <= version);
+      } finally {
+        mutex.unlock();
+      }
     }
   }
 
@@ -619,7 +676,7 @@ public final class CommitLog implements AutoCloseable {
     long writePos;
   }
 
-  private static Recovery recover(FileLayer files, Path dir, Replay replay) throws IOException {
+  private static Recovery recover(FileLayer files, Path dir, long durableVersion, Replay replay) throws IOException {
     // Whatever a previous process left in the directory's page cache must be durable before we act on it.
     files.syncDirectory(dir);
     List<Path> segmentFiles = new ArrayList<>();
@@ -640,6 +697,9 @@ public final class CommitLog implements AutoCloseable {
     Recovery r = new Recovery();
     for (Path p : snapshotFiles) {
       long v = LogFormat.snapshotVersion(p);
+      if (v <= durableVersion) {
+        break;
+      }
       String problem = SnapshotFile.read(files, p, v, null);
       if (problem == null) {
         r.snapshotVersion = v;
@@ -647,11 +707,12 @@ public final class CommitLog implements AutoCloseable {
         if (problem != null) {
           throw new IOException("snapshot " + p + " changed while it was being recovered: " + problem);
         }
+        replay.snapshotLoaded(v);
         break;
       }
       LOG.warn(MessageFormat.format("commit log {0}: ignoring snapshot {1}: {2}", dir, p.getFileName(), problem));
     }
-    long s = r.snapshotVersion;
+    long s = Math.max(r.snapshotVersion, durableVersion);
     r.version = s;
 
     // A segment is covered when the next one starts at or below snapshot + 1: all its versions are <= s.

@@ -18,8 +18,14 @@ public final class EmbeddedOptions {
   private final Executor executor;
   private final long compactAfterLogBytes;
   private final FileLayer files;
+  private final long storageCacheBytes;
+  private final long storageWriteBufferBytes;
+  private final Path storageDirectory;
 
   private EmbeddedOptions(Builder b) {
+    this.storageCacheBytes = b.storageCacheBytes;
+    this.storageWriteBufferBytes = b.storageWriteBufferBytes;
+    this.storageDirectory = b.storageDirectory;
     this.dataDirectory = b.dataDirectory;
     this.readLatency = b.readLatency;
     this.commitLatency = b.commitLatency;
@@ -62,9 +68,27 @@ public final class EmbeddedOptions {
     return executor;
   }
 
-  /** The commit log is compacted into a snapshot once it grows past this many bytes. */
+  /**
+   * The commit log is truncated, behind the version the storage has flushed, once it grows past
+   * this many bytes (the most a restart replays, plus the last few seconds of commits).
+   */
   public long compactAfterLogBytes() {
     return compactAfterLogBytes;
+  }
+
+  /** RocksDB's block cache (off-heap), which also holds its index and filter blocks. */
+  public long storageCacheBytes() {
+    return storageCacheBytes;
+  }
+
+  /** RocksDB's memtable size (off-heap; up to three exist at once). */
+  public long storageWriteBufferBytes() {
+    return storageWriteBufferBytes;
+  }
+
+  /** Where RocksDB keeps the state below the MVCC window: {@code storage} in the data directory unless a test moved it. */
+  Path storageDirectory() {
+    return storageDirectory != null ? storageDirectory : dataDirectory;
   }
 
   /** What the data directory's files are read and written through (tests put a non-durable file system here). */
@@ -77,8 +101,11 @@ public final class EmbeddedOptions {
     private Duration readLatency = Duration.ZERO;
     private Duration commitLatency = Duration.ZERO;
     private Executor executor;
-    private long compactAfterLogBytes = 256L << 20;
+    private long compactAfterLogBytes = 64L << 20;
     private FileLayer files = FileLayer.NIO;
+    private long storageCacheBytes = 64L << 20;
+    private long storageWriteBufferBytes = 32L << 20;
+    private Path storageDirectory;
 
     private Builder() {}
 
@@ -113,6 +140,29 @@ public final class EmbeddedOptions {
       }
       this.compactAfterLogBytes = bytes;
       return this;
+    }
+
+    public Builder storageCacheBytes(long bytes) {
+      this.storageCacheBytes = requirePositive(bytes, "storageCacheBytes");
+      return this;
+    }
+
+    public Builder storageWriteBufferBytes(long bytes) {
+      this.storageWriteBufferBytes = requirePositive(bytes, "storageWriteBufferBytes");
+      return this;
+    }
+
+    /** Tests whose log lives on a simulated file system keep the storage in a real directory. */
+    Builder storageDirectory(Path dir) {
+      this.storageDirectory = dir;
+      return this;
+    }
+
+    private static long requirePositive(long bytes, String name) {
+      if (bytes <= 0) {
+        throw new IllegalArgumentException(name + " must be positive, got " + bytes);
+      }
+      return bytes;
     }
 
     Builder files(FileLayer files) {

@@ -462,51 +462,51 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     if (ryw && overlapsRanges(unreadable, begin, end)) {
       throw FdbErrors.error(FdbErrors.ACCESSED_UNREADABLE);
     }
-    var si = engine.store.chains(begin, end, reverse);
     NavigableMap<byte[], PendingWrite> own = ryw && writes != null ? writes.subMap(begin, true, end, false) : null;
     if (reverse && own != null) {
       own = own.descendingMap();
     }
     var wi = own == null ? null : own.entrySet().iterator();
-    VersionedStore.Chain s = next(si);
     Map.Entry<byte[], PendingWrite> w = wi == null ? null : next(wi);
     TreeMap<byte[], byte[]> clearedRanges = ryw ? cleared : null;
-    while (s != null || w != null) {
-      int order;
-      if (s == null) {
-        order = 1;
-      } else if (w == null) {
-        order = -1;
-      } else {
-        order = Bytes.compare(s.bytes, w.getKey()) * (reverse ? -1 : 1);
-      }
-      byte[] key;
-      byte[] value;
-      if (order < 0) {
-        key = s.bytes;
-        value = inRanges(clearedRanges, key) ? null : VersionedStore.valueAt(s.head, rv);
-        s = next(si);
-      } else {
-        key = w.getKey();
-        PendingWrite pw = w.getValue();
-        if (pw.kind == PendingWrite.Kind.STAMPED) {
-          throw FdbErrors.error(FdbErrors.ACCESSED_UNREADABLE);
-        }
-        if (pw.kind == PendingWrite.Kind.KNOWN) {
-          value = pw.value;
+    try (VersionedStore.Cursor stored = engine.store.cursor(begin, end, reverse, rv)) {
+      boolean s = stored.next();
+      while (s || w != null) {
+        int order;
+        if (!s) {
+          order = 1;
+        } else if (w == null) {
+          order = -1;
         } else {
-          byte[] base = order == 0 ? VersionedStore.valueAt(s.head, rv) : null;
-          value = pw.applyOps(base);
+          order = Bytes.compare(stored.key, w.getKey()) * (reverse ? -1 : 1);
         }
-        if (order == 0) {
-          s = next(si);
+        byte[] key;
+        byte[] value;
+        if (order < 0) {
+          key = stored.key;
+          value = inRanges(clearedRanges, key) ? null : stored.value;
+          s = stored.next();
+        } else {
+          key = w.getKey();
+          PendingWrite pw = w.getValue();
+          if (pw.kind == PendingWrite.Kind.STAMPED) {
+            throw FdbErrors.error(FdbErrors.ACCESSED_UNREADABLE);
+          }
+          if (pw.kind == PendingWrite.Kind.KNOWN) {
+            value = pw.value;
+          } else {
+            value = pw.applyOps(order == 0 ? stored.value : null);
+          }
+          if (order == 0) {
+            s = stored.next();
+          }
+          w = next(wi);
         }
-        w = next(wi);
-      }
-      if (value != null) {
-        rows.add(new KeyValue(key.clone(), value.clone()));
-        if (limit > 0 && rows.size() >= limit) {
-          return new Batch(rows, s != null || w != null);
+        if (value != null) {
+          rows.add(new KeyValue(key.clone(), value.clone()));
+          if (limit > 0 && rows.size() >= limit) {
+            return new Batch(rows, s || w != null);
+          }
         }
       }
     }
@@ -614,12 +614,12 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
 
   CompletableFuture<Long> estimatedRangeSize(byte[] begin, byte[] end) {
     long size = 0;
-    for (var it = engine.store.chains(begin, end, false); it.hasNext(); ) {
-      VersionedStore.Chain c = it.next();
-      byte[] v = c.latest();
-      if (v != null) {
-        size += c.bytes.length + v.length;
+    try (VersionedStore.Cursor c = engine.store.cursor(begin, end, false, engine.visibleVersion())) {
+      while (c.next()) {
+        size += c.key.length + c.value.length;
       }
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
     }
     return CompletableFuture.completedFuture(size);
   }
@@ -628,17 +628,16 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
     List<byte[]> points = new ArrayList<>();
     points.add(begin);
     long acc = 0;
-    for (var it = engine.store.chains(begin, end, false); it.hasNext(); ) {
-      VersionedStore.Chain c = it.next();
-      byte[] v = c.latest();
-      if (v == null) {
-        continue;
+    try (VersionedStore.Cursor c = engine.store.cursor(begin, end, false, engine.visibleVersion())) {
+      while (c.next()) {
+        acc += c.key.length + c.value.length;
+        if (acc >= chunkSize) {
+          points.add(c.key);
+          acc = 0;
+        }
       }
-      acc += c.bytes.length + v.length;
-      if (acc >= chunkSize) {
-        points.add(c.bytes);
-        acc = 0;
-      }
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
     }
     points.add(end);
     int total = 0;

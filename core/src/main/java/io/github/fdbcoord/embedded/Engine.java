@@ -43,6 +43,14 @@ final class Engine implements AutoCloseable {
   private final long baseVersion;
   private final long baseNanos;
   private final CommitLog log;
+  /** The state below the MVCC window (durable mode), or null in memory. */
+  private final RocksStorage storage;
+  /** Durable commits not yet in the storage, oldest first. Guarded by commitLock. */
+  private final java.util.ArrayDeque<Applied> toApply = new java.util.ArrayDeque<>();
+  /** Moves versions that left the MVCC window into the storage (durable mode only). */
+  private final Thread applier;
+  /** A log roll whose records are truncated once the storage holds them, or -1. Applier only. */
+  private long rolledAt = -1;
   /** Newest version whose commit is applied and (when durable) on disk: what new readers see. */
   private volatile long visibleVersion;
   /** Newest version handed to a commit or to an idle advance. Guarded by commitLock. */
@@ -52,10 +60,14 @@ final class Engine implements AutoCloseable {
   private volatile FDBException failure;
   private volatile boolean closed;
 
+  /** One commit's changes, as logged, waiting to be applied to the storage. */
+  private record Applied(long version, byte[] changes) {}
+
   Engine(EmbeddedOptions options, VersionedStore store, CommitLog log, long recoveredVersion) {
     this.options = options;
     this.store = store;
     this.log = log;
+    this.storage = store.base();
     this.readLatencyNanos = options.readLatency().toNanos();
     this.commitLatencyNanos = options.commitLatency().toNanos();
     this.baseVersion = Math.max(recoveredVersion + 1, System.currentTimeMillis() * 1000L);
@@ -69,6 +81,13 @@ final class Engine implements AutoCloseable {
     });
     t.setRemoveOnCancelPolicy(true);
     this.timer = t;
+    if (storage != null) {
+      applier = new Thread(this::applyLoop, "fdb-embedded-storage");
+      applier.setDaemon(true);
+      applier.start();
+    } else {
+      applier = null;
+    }
   }
 
   /** The version clock: about 1,000,000 versions per second. */
@@ -189,8 +208,9 @@ final class Engine implements AutoCloseable {
           visibleVersion = version;
           durable = null;
         } else {
-          durable = appendToLog(version, record.toByteArray());
-          maybeCompact();
+          byte[] changes = record.toByteArray();
+          durable = appendToLog(version, changes);
+          toApply.addLast(new Applied(version, changes));
         }
         maybeMaintain(version);
       }
@@ -246,45 +266,127 @@ final class Engine implements AutoCloseable {
     return visible;
   }
 
-  private volatile boolean compacting;
+  /** Versions stay in memory this long past the MVCC window before they move to the storage. */
+  private static final long APPLY_LAG_VERSIONS = 1_000_000L;
+  /** The applier's pause between rounds. */
+  private static final long APPLY_INTERVAL_NANOS = 20_000_000L;
+  /** Bytes of changes written to the storage in one batch. */
+  private static final long APPLY_BATCH_BYTES = 8L << 20;
+  /** Chains evicted per hold of the commit lock. */
+  private static final int EVICT_CHUNK = 2048;
 
   /**
-   * Once the log has grown past the configured size, rolls it and writes a snapshot of the state at
-   * the roll's version in the background, after which the log before it is deleted. The state is
-   * copied under the commit lock (references only: stored arrays are never modified).
+   * The applier: versions older than the MVCC window (and durable in the log) go to the storage in
+   * version order, then leave the window; the log is truncated behind what the storage has flushed.
    */
-  private void maybeCompact() {
-    if (compacting || log.bytesSinceSnapshot() < options.compactAfterLogBytes()) {
-      return;
-    }
-    compacting = true;
-    long version;
-    List<Map.Entry<byte[], byte[]>> state = new ArrayList<>();
-    try {
-      version = log.rollSegment();
-    } catch (java.io.IOException e) {
-      compacting = false;
-      return;
-    }
-    for (var it = store.chains(Bytes.EMPTY, null, false); it.hasNext(); ) {
-      VersionedStore.Chain c = it.next();
-      byte[] v = c.latest();
-      if (v != null) {
-        state.add(Map.entry(c.bytes, v));
+  private void applyLoop() {
+    while (!closed) {
+      java.util.concurrent.locks.LockSupport.parkNanos(APPLY_INTERVAL_NANOS);
+      if (closed) {
+        return;
       }
-    }
-    Thread writer = new Thread(() -> {
       try {
-        log.writeSnapshot(version, state.iterator());
-      } catch (java.io.IOException | RuntimeException e) {
-        // The log stays valid without the snapshot; the next compaction tries again.
-        LOG.warn("embedded engine: writing a snapshot failed", e);
-      } finally {
-        compacting = false;
+        applyThrough(clock() - MAX_READ_TRANSACTION_LIFE_VERSIONS - APPLY_LAG_VERSIONS);
+        maybeTruncateLog();
+      } catch (RuntimeException | java.io.IOException e) {
+        failure = new FDBException("Embedded engine's storage failed: " + e.getMessage(), FdbErrors.INTERNAL_ERROR);
+        LOG.error("embedded engine stopped: its storage " + storage.directory() + " failed", e);
+        return;
       }
-    }, "fdb-embedded-snapshot");
-    writer.setDaemon(true);
-    writer.start();
+    }
+  }
+
+  /** Applies every durable commit up to {@code target} to the storage and drops it from the window. */
+  private void applyThrough(long target) {
+    while (true) {
+      long through = Math.min(target, visibleVersion);
+      List<Applied> ready = new ArrayList<>();
+      long bytes = 0;
+      commitLock.lock();
+      try {
+        while (!toApply.isEmpty() && toApply.peekFirst().version <= through && bytes < APPLY_BATCH_BYTES) {
+          Applied a = toApply.removeFirst();
+          ready.add(a);
+          bytes += a.changes.length;
+        }
+      } finally {
+        commitLock.unlock();
+      }
+      if (ready.isEmpty()) {
+        return;
+      }
+      RocksStorage.WriteBatchBuilder batch = storage.batch();
+      List<byte[]> keys = new ArrayList<>();
+      List<byte[]> ranges = new ArrayList<>();
+      for (Applied a : ready) {
+        LogRecordWriter.replay(a.changes, new LogRecordWriter.Visitor() {
+          @Override
+          public void set(byte[] key, byte[] value) {
+            batch.set(key, value);
+            keys.add(key);
+          }
+
+          @Override
+          public void clear(byte[] key) {
+            batch.clear(key);
+            keys.add(key);
+          }
+
+          @Override
+          public void clearRange(byte[] begin, byte[] end) {
+            batch.clearRange(begin, end);
+            ranges.add(begin);
+            ranges.add(end);
+          }
+        });
+      }
+      long version = ready.get(ready.size() - 1).version;
+      storage.apply(batch, version);
+      evict(version, keys, ranges);
+      if (bytes < APPLY_BATCH_BYTES) {
+        return;
+      }
+    }
+  }
+
+  private void evict(long durable, List<byte[]> keys, List<byte[]> ranges) {
+    for (int from = 0; from < Math.max(keys.size(), 1); from += EVICT_CHUNK) {
+      List<byte[]> chunk = keys.subList(from, Math.min(keys.size(), from + EVICT_CHUNK));
+      commitLock.lock();
+      try {
+        store.evict(durable, chunk, from == 0 ? ranges : List.of());
+      } finally {
+        commitLock.unlock();
+      }
+    }
+  }
+
+  /**
+   * Once the log has grown past the configured size, rolls it; once the storage holds the rolled
+   * version, flushes the storage to its files and truncates the log behind it.
+   */
+  private void maybeTruncateLog() throws java.io.IOException {
+    if (rolledAt < 0) {
+      if (log.bytesSinceSnapshot() < options.compactAfterLogBytes()) {
+        return;
+      }
+      commitLock.lock();
+      try {
+        rolledAt = log.rollSegment();
+      } finally {
+        commitLock.unlock();
+      }
+    }
+    if (storage.durableVersion() >= rolledAt) {
+      storage.flush();
+      log.truncateThrough(rolledAt);
+      rolledAt = -1;
+    }
+  }
+
+  /** Heap and storage figures for tests and benchmarks: window chains, queued changes. */
+  long windowChains() {
+    return store.windowChains();
   }
 
   private void advanceVisible(long version) {
@@ -326,9 +428,7 @@ final class Engine implements AutoCloseable {
       for (Map.Entry<byte[], byte[]> r : req.clearedRanges.entrySet()) {
         byte[] begin = r.getKey();
         byte[] end = r.getValue();
-        for (var it = store.chains(begin, end, false); it.hasNext(); ) {
-          store.put(it.next(), null, version, oldest);
-        }
+        store.clearRange(begin, end, version, oldest);
         if (record != null) {
           record.clearRange(begin, end);
         }
@@ -351,7 +451,7 @@ final class Engine implements AutoCloseable {
             value = w.value;
             break;
           case DEPENDENT:
-            value = w.applyOps(chain.latest());
+            value = w.applyOps(store.latest(chain));
             break;
           default:
             if (stamp == null) {
@@ -427,27 +527,8 @@ final class Engine implements AutoCloseable {
   private void maybeMaintain(long version) {
     long oldest = version - MAX_READ_TRANSACTION_LIFE_VERSIONS;
     history.forgetBefore(oldest);
-    store.sweepTombstones(oldest);
-  }
-
-  /** Replays one recovered commit into {@code store} (startup only, before any transaction). */
-  static void replay(VersionedStore store, long version, byte[] payload) {
-    LogRecordWriter.replay(payload, new LogRecordWriter.Visitor() {
-      @Override
-      public void set(byte[] key, byte[] value) {
-        store.replaySet(key, value, version);
-      }
-
-      @Override
-      public void clear(byte[] key) {
-        store.remove(key);
-      }
-
-      @Override
-      public void clearRange(byte[] begin, byte[] end) {
-        store.removeRange(begin, end);
-      }
-    });
+    // Below a durable window a cleared key stays until the storage holds its clear.
+    store.sweepTombstones(storage == null ? oldest : Math.min(oldest, storage.durableVersion()));
   }
 
   /** Runs {@code task} after {@code nanos} on the timer, then on {@code executor}. */
@@ -471,8 +552,36 @@ final class Engine implements AutoCloseable {
     pending.exceptionally(t -> null).join();
     watches.failAll();
     timer.shutdownNow();
+    if (storage != null) {
+      closeStorage();
+    }
     if (log != null) {
       log.close();
+    }
+  }
+
+  /**
+   * Stops the applier, then (unless the engine failed) moves every durable commit to the storage,
+   * flushes it and truncates the log, so that the next open has nothing to replay.
+   */
+  private void closeStorage() {
+    java.util.concurrent.locks.LockSupport.unpark(applier);
+    try {
+      applier.join();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    try {
+      if (failure == null) {
+        applyThrough(Long.MAX_VALUE);
+        storage.flush();
+        long rolled = log.rollSegment();
+        log.truncateThrough(rolled);
+      }
+    } catch (RuntimeException | java.io.IOException e) {
+      LOG.warn("embedded engine: moving the log into the storage at close failed; the next open replays it", e);
+    } finally {
+      storage.close();
     }
   }
 }

@@ -148,12 +148,48 @@ final class VersionedStore {
    */
   private final ChainTable index = new ChainTable();
 
+  /**
+   * The state below the MVCC window (durable mode), or null when the window is all there is (in
+   * memory): then a key without a chain is absent.
+   */
+  private final RocksStorage base;
+  /**
+   * Range clears within the window that were too large to record as one tombstone per stored key
+   * (see {@link #clearRange}); oldest first, replaced as a whole (copy on write).
+   */
+  private volatile RangeClear[] windowClears = new RangeClear[0];
+  /**
+   * The newest version through which window state is being dropped because the storage holds it:
+   * a range cursor whose storage view is older must take a newer one before trusting it.
+   */
+  private volatile long evictingThrough;
+  /** Chains whose eviction found them pinned, tried again at the next eviction (applier only). */
+  private final java.util.ArrayList<Chain> evictLater = new java.util.ArrayList<>();
+
+  /** At most this many stored keys of a range clear get tombstones; a larger clear is kept as a range. */
+  static final int MATERIALIZED_CLEAR_LIMIT = 256;
+
+  private record RangeClear(long version, byte[] begin, byte[] end) {}
+
   VersionedStore() {
-    this(new SortedIndex());
+    this(new SortedIndex(), null);
   }
 
   VersionedStore(SortedIndex sorted) {
+    this(sorted, null);
+  }
+
+  VersionedStore(RocksStorage base) {
+    this(new SortedIndex(), base);
+  }
+
+  VersionedStore(SortedIndex sorted, RocksStorage base) {
     this.sorted = sorted;
+    this.base = base;
+  }
+
+  RocksStorage base() {
+    return base;
   }
 
   private Chain chain(byte[] key) {
@@ -233,42 +269,79 @@ final class VersionedStore {
     sorted.noteKilled();
   }
 
-  /** Removes {@code key} (recovery only: nothing can have pinned it). */
-  void remove(byte[] key) {
-    Chain c = chain(key);
-    if (c != null && c.tryKill()) {
-      remove(c);
-    }
-  }
-
-  /** Removes every key in [begin, end) (recovery only). */
-  void removeRange(byte[] begin, byte[] end) {
-    Iterator<Chain> r = chains(begin, end, false);
-    while (r.hasNext()) {
-      Chain c = r.next();
-      if (c.tryKill()) {
-        remove(c);
-      }
-    }
-  }
-
   /** The value of {@code key} at {@code version}, or null when absent. */
   byte[] get(byte[] key, long version) {
     Chain c = chain(key);
-    return c == null ? null : valueAt(c.head, version);
+    if (c != null) {
+      Version v = versionAt(c.head, version);
+      if (v != null) {
+        return v.value;
+      }
+    }
+    return base == null ? null : stored(key, version);
   }
 
-  /** The newest value of {@code key} (committed, possibly not yet durable), or null. */
+  /**
+   * The value of a key that has no version at or below {@code readVersion} in the window. The order
+   * matters: the chain was read first, then the window's range clears, then the storage. The
+   * applier writes the storage before it drops clears and then chains, so a reader that missed a
+   * dropped chain misses the clears dropped with it and finds both in the storage.
+   */
+  private byte[] stored(byte[] key, long readVersion) {
+    if (clearedInWindow(key, readVersion)) {
+      return null;
+    }
+    byte[] value = base.get(key);
+    base.checkReadable(readVersion);
+    return value;
+  }
+
+  /** The newest value of {@code key} (committed, possibly not yet durable), or null. Caller holds the commit lock. */
   byte[] latest(byte[] key) {
     Chain c = chain(key);
-    return c == null ? null : c.latest();
+    return c == null ? latestStored(key) : latest(c);
   }
 
+  /** The newest value of {@code chain}'s key, looking below the window when it holds none. Caller holds the commit lock. */
+  byte[] latest(Chain chain) {
+    Version h = chain.head;
+    if (h != null) {
+      return h.value;
+    }
+    return latestStored(chain.bytes);
+  }
+
+  private byte[] latestStored(byte[] key) {
+    if (base == null || clearedInWindow(key, Long.MAX_VALUE)) {
+      return null;
+    }
+    return base.get(key);
+  }
+
+  private boolean clearedInWindow(byte[] key, long readVersion) {
+    for (RangeClear c : windowClears) {
+      if (c.version <= readVersion && Bytes.compare(key, c.begin) >= 0 && Bytes.compare(key, c.end) < 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** In memory, the value of {@code head}'s key at {@code version}, or null when absent. */
   static byte[] valueAt(Version head, long version) {
+    Version v = versionAt(head, version);
+    return v == null ? null : v.value;
+  }
+
+  /**
+   * The newest version at or below {@code version}, or null when the chain has none (below the
+   * window the key may still hold a value).
+   */
+  static Version versionAt(Version head, long version) {
     Version v = head;
     while (v != null) {
       if (v.version <= version) {
-        return v.value;
+        return v;
       }
       if (v.trimmedBelow) {
         throw TooOld.INSTANCE;
@@ -283,7 +356,7 @@ final class VersionedStore {
    * nothing to do (clearing an absent key). Caller holds the commit lock.
    */
   boolean put(byte[] key, byte[] value, long version, long oldestReadable) {
-    if (value == null) {
+    if (value == null && base == null) {
       Chain chain = chain(key);
       return chain != null && put(chain, null, version, oldestReadable);
     }
@@ -303,7 +376,8 @@ final class VersionedStore {
    */
   boolean put(Chain chain, byte[] value, long version, long oldestReadable) {
     Version head = chain.head;
-    if (value == null && (head == null || head.value == null)) {
+    // Below a durable window, a key without versions may still be stored: record its clear.
+    if (value == null && (head == null ? base == null : head.value == null)) {
       return false;
     }
     if (!chain.sorted) {
@@ -330,15 +404,6 @@ final class VersionedStore {
       tombstones.add(new Tombstone(chain, version));
     }
     return true;
-  }
-
-  private void insert(Chain chain) {
-    Chain replaced = index.put(chain);
-    if (replaced != null) {
-      replaced.tryKill();
-    }
-    sorted.add(chain);
-    chain.sorted = true;
   }
 
   /** A cleared key, remembered so the sweeper can drop it once no reader needs it. */
@@ -375,22 +440,248 @@ final class VersionedStore {
     return kept;
   }
 
-  /** Recovery: the key holds {@code value} as of {@code version}, with no older history. */
-  void replaySet(byte[] key, byte[] value, long version) {
-    Chain chain = new Chain(key, HashKey.hash(key));
-    chain.version = version;
-    chain.value = value;
-    chain.length = 1;
-    chain.head = chain;
-    insert(chain);
-  }
-
   /**
    * The chains of keys in [begin, end) in key order ({@code end == null}: to the end of the key
    * space); a chain created after the call may or may not be included.
    */
   Iterator<Chain> chains(byte[] begin, byte[] end, boolean reverse) {
     return sorted.chains(begin, end, reverse);
+  }
+
+
+  /**
+   * Clears [begin, end) at {@code version}: a tombstone on every chain in the range and, below a
+   * durable window, on every stored key in it, unless there are more than
+   * {@link #MATERIALIZED_CLEAR_LIMIT} of those: then the clear is kept as a range until the storage
+   * holds it. Caller holds the commit lock.
+   */
+  void clearRange(byte[] begin, byte[] end, long version, long oldestReadable) {
+    for (Iterator<Chain> it = chains(begin, end, false); it.hasNext(); ) {
+      put(it.next(), null, version, oldestReadable);
+    }
+    if (base == null) {
+      return;
+    }
+    List<byte[]> stored = new java.util.ArrayList<>();
+    try (org.rocksdb.RocksIterator it = base.iterator()) {
+      for (it.seek(begin); it.isValid() && stored.size() <= MATERIALIZED_CLEAR_LIMIT; it.next()) {
+        byte[] key = it.key();
+        if (Bytes.compare(key, end) >= 0) {
+          break;
+        }
+        stored.add(key);
+      }
+    }
+    if (stored.size() > MATERIALIZED_CLEAR_LIMIT) {
+      RangeClear[] old = windowClears;
+      RangeClear[] grown = java.util.Arrays.copyOf(old, old.length + 1);
+      grown[old.length] = new RangeClear(version, begin, end);
+      windowClears = grown;
+      return;
+    }
+    for (byte[] key : stored) {
+      Chain chain = prepare(key);
+      try {
+        put(chain, null, version, oldestReadable);
+      } finally {
+        unpin(chain);
+      }
+    }
+  }
+
+  /**
+   * Drops window state the storage now holds through {@code durable}: first the range clears, then
+   * the chains of {@code keys} and of the keys in {@code ranges} (flattened [begin, end) pairs)
+   * whose newest version is at or below it. Caller holds the commit lock; the storage write is done.
+   */
+  int evict(long durable, List<byte[]> keys, List<byte[]> ranges) {
+    evictingThrough = durable;
+    RangeClear[] clears = windowClears;
+    int keep = 0;
+    while (keep < clears.length && clears[keep].version <= durable) {
+      keep++;
+    }
+    if (keep > 0) {
+      windowClears = java.util.Arrays.copyOfRange(clears, keep, clears.length);
+    }
+    int evicted = 0;
+    if (!evictLater.isEmpty()) {
+      List<Chain> retry = new java.util.ArrayList<>(evictLater);
+      evictLater.clear();
+      for (Chain c : retry) {
+        evicted += evict(c, durable) ? 1 : 0;
+      }
+    }
+    for (byte[] key : keys) {
+      Chain c = chain(key);
+      evicted += c != null && evict(c, durable) ? 1 : 0;
+    }
+    for (int i = 0; i < ranges.size(); i += 2) {
+      for (Iterator<Chain> it = chains(ranges.get(i), ranges.get(i + 1), false); it.hasNext(); ) {
+        evicted += evict(it.next(), durable) ? 1 : 0;
+      }
+    }
+    return evicted;
+  }
+
+  private boolean evict(Chain chain, long durable) {
+    Version head = chain.head;
+    if (head == null || head.version > durable || chain.killed()) {
+      return false;
+    }
+    if (chain.tryKill()) {
+      remove(chain);
+      return true;
+    }
+    // Pinned by a commit in flight; if that commit writes, its apply evicts the chain again.
+    evictLater.add(chain);
+    return false;
+  }
+
+  /** Chains in the window (live or not): what heap use grows with. */
+  int windowChains() {
+    return index.size();
+  }
+
+  /**
+   * The live pairs of [begin, end) at {@code readVersion} in key order ({@code end == null}: to the
+   * end of the key space), merging the window with the storage below it. Close it when done.
+   */
+  Cursor cursor(byte[] begin, byte[] end, boolean reverse, long readVersion) {
+    return new Cursor(begin, end, reverse, readVersion);
+  }
+
+  /** See {@link #cursor}. {@link #next()} moves to the next live pair, then {@link #key} and {@link #value} hold it. */
+  final class Cursor implements AutoCloseable {
+    private final byte[] begin;
+    private final byte[] end;
+    private final boolean reverse;
+    private final long readVersion;
+    private final Iterator<Chain> chains;
+    private Chain chain;
+    private org.rocksdb.RocksIterator stored;
+    /** The storage view holds every version up to this one. */
+    private long viewThrough;
+    private byte[] storedKey;
+    byte[] key;
+    byte[] value;
+
+    private Cursor(byte[] begin, byte[] end, boolean reverse, long readVersion) {
+      this.begin = begin;
+      this.end = end;
+      this.reverse = reverse;
+      this.readVersion = readVersion;
+      this.chains = chains(begin, end, reverse);
+      this.chain = chains.hasNext() ? chains.next() : null;
+      if (base != null) {
+        openView(null);
+      }
+    }
+
+    /** Takes a storage view positioned at the first key at or after {@code from} in scan order (null: the start). */
+    private void openView(byte[] from) {
+      if (stored != null) {
+        stored.close();
+      }
+      viewThrough = base.durableVersion();
+      stored = base.iterator();
+      base.checkReadable(readVersion);
+      if (!reverse) {
+        stored.seek(from != null ? from : begin);
+      } else if (from != null) {
+        stored.seekForPrev(from);
+      } else if (end == null) {
+        stored.seekToLast();
+      } else {
+        stored.seekForPrev(end);
+        if (stored.isValid() && Bytes.compare(stored.key(), end) >= 0) {
+          stored.prev();
+        }
+      }
+      readStoredKey();
+    }
+
+    private void readStoredKey() {
+      storedKey = null;
+      if (!stored.isValid()) {
+        return;
+      }
+      byte[] k = stored.key();
+      boolean inside = reverse ? Bytes.compare(k, begin) >= 0 : end == null || Bytes.compare(k, end) < 0;
+      if (inside) {
+        storedKey = k;
+      }
+    }
+
+    private void advanceStored() {
+      if (reverse) {
+        stored.prev();
+      } else {
+        stored.next();
+      }
+      readStoredKey();
+    }
+
+    /** Whether chains the view does not hold were dropped: then the view is renewed before it is trusted. */
+    private boolean viewStale() {
+      return evictingThrough > viewThrough;
+    }
+
+    boolean next() {
+      while (true) {
+        if (chain == null && storedKey == null) {
+          return false;
+        }
+        int order = chain == null ? 1 : storedKey == null ? -1 : Bytes.compare(chain.bytes, storedKey) * (reverse ? -1 : 1);
+        Chain c = chain;
+        if (order <= 0) {
+          Version v = versionAt(c.head, readVersion);
+          if (v != null || base == null) {
+            chain = chains.hasNext() ? chains.next() : null;
+            if (order == 0) {
+              advanceStored();
+            }
+            if (v == null || v.value == null) {
+              continue;
+            }
+            key = c.bytes;
+            value = v.value;
+            return true;
+          }
+        }
+        // The window holds nothing at the read version for this key: the storage decides. Clears
+        // are read before the view is checked, as the applier drops them before it drops chains.
+        byte[] k = order < 0 ? c.bytes : storedKey;
+        boolean cleared = clearedInWindow(k, readVersion);
+        if (viewStale()) {
+          // The key's versions may have been dropped into the storage after this view was taken.
+          openView(k);
+          continue;
+        }
+        if (order <= 0) {
+          chain = chains.hasNext() ? chains.next() : null;
+        }
+        if (order < 0) {
+          continue;
+        }
+        byte[] storedValue = stored.value();
+        advanceStored();
+        if (cleared) {
+          continue;
+        }
+        key = k;
+        value = storedValue;
+        return true;
+      }
+    }
+
+    @Override
+    public void close() {
+      if (stored != null) {
+        stored.close();
+        stored = null;
+      }
+    }
   }
 
   /**
