@@ -1212,6 +1212,16 @@ final class EmbeddedTransaction extends ReadView implements Transaction {
       if (!FdbErrors.isRetryable(code)) {
         return CompletableFuture.failedFuture(e);
       }
+      FDBException stopped = engine.failure();
+      if (stopped != null) {
+        // A retry cannot succeed on a stopped engine; its error would hide that this commit's
+        // outcome is unknown, which is what the caller must act on.
+        return CompletableFuture.failedFuture(code == FdbErrors.COMMIT_UNKNOWN_RESULT
+            ? new FDBException("Transaction may or may not have committed: " + stopped.getMessage()
+                + " (a commit that was being written may be on disk; it will be there when the data directory is reopened)",
+                FdbErrors.COMMIT_UNKNOWN_RESULT)
+            : stopped);
+      }
       if (retryLimit >= 0 && retries >= retryLimit) {
         return CompletableFuture.failedFuture(e);
       }

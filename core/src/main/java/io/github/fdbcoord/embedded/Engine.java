@@ -108,6 +108,11 @@ final class Engine implements AutoCloseable {
     return visibleVersion;
   }
 
+  /** Why the engine stopped (its log or storage failed), or null while it works. */
+  FDBException failure() {
+    return failure;
+  }
+
   void checkUsable() {
     if (closed) {
       throw FdbErrors.error(FdbErrors.OPERATION_CANCELLED);
