@@ -40,7 +40,8 @@ public final class Store implements AutoCloseable {
       case CLUSTER:
         return new Store(options, openCluster(options, executor));
       default:
-        EmbeddedOptions.Builder b = EmbeddedOptions.builder().latency(options.latency()).executor(executor);
+        EmbeddedOptions.Builder b = EmbeddedOptions.builder().latency(options.latency()).executor(executor)
+            .storageCacheBytes(options.storageCacheBytes());
         if (options.dataDirectory() != null) {
           b.dataDirectory(options.dataDirectory());
         }

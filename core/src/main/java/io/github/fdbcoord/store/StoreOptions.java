@@ -16,12 +16,21 @@ public final class StoreOptions {
   private final Path dataDirectory;
   private final Path clusterFile;
   private final Duration latency;
+  private final long storageCacheBytes;
+
+  /** The embedded engine's default RocksDB block cache. */
+  public static final long DEFAULT_STORAGE_CACHE_BYTES = 64L << 20;
 
   private StoreOptions(Engine engine, Path dataDirectory, Path clusterFile, Duration latency) {
+    this(engine, dataDirectory, clusterFile, latency, DEFAULT_STORAGE_CACHE_BYTES);
+  }
+
+  private StoreOptions(Engine engine, Path dataDirectory, Path clusterFile, Duration latency, long storageCacheBytes) {
     this.engine = engine;
     this.dataDirectory = dataDirectory;
     this.clusterFile = clusterFile;
     this.latency = latency;
+    this.storageCacheBytes = storageCacheBytes;
   }
 
   /** The embedded engine, in memory: nothing survives the process. */
@@ -46,7 +55,20 @@ public final class StoreOptions {
     if (latency.isNegative()) {
       throw new IllegalArgumentException("latency must not be negative, got " + latency);
     }
-    return new StoreOptions(engine, dataDirectory, clusterFile, latency);
+    return new StoreOptions(engine, dataDirectory, clusterFile, latency, storageCacheBytes);
+  }
+
+  /** The same options with another RocksDB block cache size (durable embedded engine only; off-heap). */
+  public StoreOptions withStorageCacheBytes(long bytes) {
+    if (bytes <= 0) {
+      throw new IllegalArgumentException("storageCacheBytes must be positive, got " + bytes);
+    }
+    return new StoreOptions(engine, dataDirectory, clusterFile, latency, bytes);
+  }
+
+  /** The durable embedded engine's RocksDB block cache, off-heap. */
+  public long storageCacheBytes() {
+    return storageCacheBytes;
   }
 
   public Engine engine() {

@@ -21,7 +21,7 @@ import java.util.Set;
  *
  * <pre>
  * {
- *   "store": {"engine": "embedded", "dataDirectory": null, "clusterFile": null},
+ *   "store": {"engine": "embedded", "dataDirectory": null, "clusterFile": null, "storageCacheBytes": 67108864},
  *   "rootDirectory": ["fdbcoord"],
  *   "addressPrefix": "fdb",
  *   "workerPoolSize": 8,
@@ -343,6 +343,8 @@ public final class CoordinationConfig {
     String dataDirectory = string(store, "store.dataDirectory", "dataDirectory", null);
     String clusterFile = string(store, "store.clusterFile", "clusterFile", null);
     long latencyMs = longValue(store, "store.latencyMs", "latencyMs", 0, 0, 60_000);
+    long storageCacheBytes = longValue(store, "store.storageCacheBytes", "storageCacheBytes",
+        StoreOptions.DEFAULT_STORAGE_CACHE_BYTES, 1L << 20, 1L << 40);
     StoreOptions options;
     switch (engine) {
       case "embedded":
@@ -354,6 +356,7 @@ public final class CoordinationConfig {
       default:
         throw new IllegalArgumentException("store.engine must be \"embedded\" or \"cluster\", got \"" + engine + "\"");
     }
+    options = options.withStorageCacheBytes(storageCacheBytes);
     return latencyMs == 0 ? options : options.withLatency(Duration.ofMillis(latencyMs));
   }
 

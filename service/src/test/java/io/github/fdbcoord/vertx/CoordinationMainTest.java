@@ -114,6 +114,17 @@ class CoordinationMainTest {
   }
 
   @Test
+  void storageCacheIsConfigurableAndChecked() {
+    CoordinationConfig c = CoordinationConfig.from(new JsonObject()
+        .put("store", new JsonObject().put("storageCacheBytes", 8L << 20)));
+    assertEquals(8L << 20, c.store().storageCacheBytes());
+    assertEquals(64L << 20, CoordinationConfig.from(new JsonObject()).store().storageCacheBytes());
+    var e = assertThrows(IllegalArgumentException.class, () -> CoordinationConfig.from(new JsonObject()
+        .put("store", new JsonObject().put("storageCacheBytes", 1000))));
+    assertTrue(e.getMessage().contains("store.storageCacheBytes"), e.getMessage());
+  }
+
+  @Test
   void blankTokenIsRefused() {
     var e = assertThrows(IllegalArgumentException.class, () -> CoordinationConfig.from(new JsonObject()
         .put("http", new JsonObject().put("enabled", true).put("host", "0.0.0.0").put("token", "   "))));
