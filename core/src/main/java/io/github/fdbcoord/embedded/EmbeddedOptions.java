@@ -21,11 +21,13 @@ public final class EmbeddedOptions {
   private final long storageCacheBytes;
   private final long storageWriteBufferBytes;
   private final Path storageDirectory;
+  private final long maxUnappliedBytes;
 
   private EmbeddedOptions(Builder b) {
     this.storageCacheBytes = b.storageCacheBytes;
     this.storageWriteBufferBytes = b.storageWriteBufferBytes;
     this.storageDirectory = b.storageDirectory;
+    this.maxUnappliedBytes = b.maxUnappliedBytes;
     this.dataDirectory = b.dataDirectory;
     this.readLatency = b.readLatency;
     this.commitLatency = b.commitLatency;
@@ -86,6 +88,14 @@ public final class EmbeddedOptions {
     return storageWriteBufferBytes;
   }
 
+  /**
+   * Commits wait while the changes not yet moved into the storage (the MVCC window's and any lag of
+   * the storage behind it) exceed this many bytes of log records: the heap they take stays bounded.
+   */
+  public long maxUnappliedBytes() {
+    return maxUnappliedBytes;
+  }
+
   /** Where RocksDB keeps the state below the MVCC window: {@code storage} in the data directory unless a test moved it. */
   Path storageDirectory() {
     return storageDirectory != null ? storageDirectory : dataDirectory;
@@ -106,6 +116,7 @@ public final class EmbeddedOptions {
     private long storageCacheBytes = 64L << 20;
     private long storageWriteBufferBytes = 32L << 20;
     private Path storageDirectory;
+    private long maxUnappliedBytes = 256L << 20;
 
     private Builder() {}
 
@@ -149,6 +160,11 @@ public final class EmbeddedOptions {
 
     public Builder storageWriteBufferBytes(long bytes) {
       this.storageWriteBufferBytes = requirePositive(bytes, "storageWriteBufferBytes");
+      return this;
+    }
+
+    public Builder maxUnappliedBytes(long bytes) {
+      this.maxUnappliedBytes = requirePositive(bytes, "maxUnappliedBytes");
       return this;
     }
 

@@ -47,6 +47,8 @@ final class Engine implements AutoCloseable {
   private final RocksStorage storage;
   /** Durable commits not yet in the storage, oldest first. Guarded by commitLock. */
   private final java.util.ArrayDeque<Applied> toApply = new java.util.ArrayDeque<>();
+  /** Bytes of changes in {@link #toApply}: what the window holds beyond the chains themselves. */
+  private final java.util.concurrent.atomic.AtomicLong toApplyBytes = new java.util.concurrent.atomic.AtomicLong();
   /** Moves versions that left the MVCC window into the storage (durable mode only). */
   private final Thread applier;
   /** A log roll whose records are truncated once the storage holds them, or -1. Applier only. */
@@ -181,6 +183,9 @@ final class Engine implements AutoCloseable {
     List<Watches.Watch> fired = new ArrayList<>();
     CompletableFuture<Void> durable;
     long version;
+    if (!readOnly && storage != null) {
+      awaitStorage();
+    }
     VersionedStore.Chain[] prepared = readOnly ? null : prepare(req.writes);
     lockForCommit();
     try {
@@ -216,6 +221,7 @@ final class Engine implements AutoCloseable {
           byte[] changes = record.toByteArray();
           durable = appendToLog(version, changes);
           toApply.addLast(new Applied(version, changes));
+          toApplyBytes.addAndGet(changes.length);
         }
         maybeMaintain(version);
       }
@@ -301,6 +307,18 @@ final class Engine implements AutoCloseable {
     }
   }
 
+  /**
+   * Holds a commit back while the storage lags too far behind (as FoundationDB's ratekeeper throttles
+   * clients when storage servers fall behind): the changes waiting for it, and the window's chains,
+   * live on the heap.
+   */
+  private void awaitStorage() {
+    long limit = options.maxUnappliedBytes();
+    while (toApplyBytes.get() > limit && !closed && failure == null) {
+      java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
+    }
+  }
+
   /** Applies every durable commit up to {@code target} to the storage and drops it from the window. */
   private void applyThrough(long target) {
     while (true) {
@@ -311,6 +329,7 @@ final class Engine implements AutoCloseable {
       try {
         while (!toApply.isEmpty() && toApply.peekFirst().version <= through && bytes < APPLY_BATCH_BYTES) {
           Applied a = toApply.removeFirst();
+          toApplyBytes.addAndGet(-a.changes.length);
           ready.add(a);
           bytes += a.changes.length;
         }
