@@ -1,5 +1,11 @@
 package io.github.fdbcoord.embedded;
 
+import io.github.fdbcoord.embedded.client.EmbeddedTransaction;
+import io.github.fdbcoord.embedded.client.TransactionDefaults;
+import io.github.fdbcoord.embedded.client.Unsupported;
+import io.github.fdbcoord.embedded.engine.DurableStore;
+import io.github.fdbcoord.embedded.engine.Engine;
+
 import com.apple.foundationdb.Database;
 import com.apple.foundationdb.DatabaseOptions;
 import com.apple.foundationdb.EventKeeper;
@@ -32,20 +38,10 @@ import java.util.function.Function;
  * }</pre>
  */
 public final class EmbeddedDatabase implements Database {
-  /** Per-database defaults for new transactions (database options). */
-  static final class Defaults {
-    volatile long timeoutMillis;
-    volatile long retryLimit = -1;
-    volatile long maxRetryDelayMillis = 1000;
-    volatile long sizeLimit = Engine.TRANSACTION_SIZE_LIMIT;
-    /** FoundationDB counts enables and disables: snapshot reads see own writes while this is positive. */
-    volatile int snapshotRyw = 1;
-  }
-
   private final Engine engine;
   private final Executor executor;
   private final ExecutorService ownedExecutor;
-  private final Defaults defaults = new Defaults();
+  private final TransactionDefaults defaults = new TransactionDefaults();
   private final DatabaseOptions options = new DatabaseOptions(this::setOption);
 
   private EmbeddedDatabase(Engine engine, Executor executor, ExecutorService ownedExecutor) {
@@ -83,10 +79,6 @@ public final class EmbeddedDatabase implements Database {
       t.setDaemon(true);
       return t;
     };
-  }
-
-  Defaults defaults() {
-    return defaults;
   }
 
   /** The engine's options, as opened. */

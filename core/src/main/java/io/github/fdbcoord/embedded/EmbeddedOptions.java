@@ -1,5 +1,7 @@
 package io.github.fdbcoord.embedded;
 
+import io.github.fdbcoord.embedded.log.FileLayer;
+
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
@@ -97,12 +99,12 @@ public final class EmbeddedOptions {
   }
 
   /** Where RocksDB keeps the state below the MVCC window: {@code storage} in the data directory unless a test moved it. */
-  Path storageDirectory() {
+  public Path storageDirectory() {
     return storageDirectory != null ? storageDirectory : dataDirectory;
   }
 
   /** What the data directory's files are read and written through (tests put a non-durable file system here). */
-  FileLayer files() {
+  public FileLayer files() {
     return files;
   }
 
@@ -169,7 +171,7 @@ public final class EmbeddedOptions {
     }
 
     /** Tests whose log lives on a simulated file system keep the storage in a real directory. */
-    Builder storageDirectory(Path dir) {
+    public Builder storageDirectory(Path dir) {
       this.storageDirectory = dir;
       return this;
     }
@@ -181,7 +183,7 @@ public final class EmbeddedOptions {
       return bytes;
     }
 
-    Builder files(FileLayer files) {
+    public Builder files(FileLayer files) {
       this.files = Objects.requireNonNull(files, "files");
       return this;
     }

@@ -1,7 +1,7 @@
 package io.github.fdbcoord.bench;
 
-import io.github.fdbcoord.embedded.CommitLog;
-import io.github.fdbcoord.embedded.CommitLogProbe;
+import io.github.fdbcoord.embedded.log.CommitLog;
+import io.github.fdbcoord.embedded.log.CommitLogProbe;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

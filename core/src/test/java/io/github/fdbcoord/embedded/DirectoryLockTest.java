@@ -1,5 +1,8 @@
 package io.github.fdbcoord.embedded;
 
+import io.github.fdbcoord.embedded.log.CommitLog;
+import io.github.fdbcoord.embedded.log.LogFormat;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;

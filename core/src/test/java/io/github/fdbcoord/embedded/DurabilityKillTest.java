@@ -1,5 +1,7 @@
 package io.github.fdbcoord.embedded;
 
+import io.github.fdbcoord.embedded.storage.RocksStorage;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,0 +1,127 @@
+package io.github.fdbcoord.embedded.engine;
+
+import io.github.fdbcoord.embedded.EmbeddedOptions;
+import io.github.fdbcoord.embedded.log.CommitLog;
+import io.github.fdbcoord.embedded.log.LogRecordWriter;
+import io.github.fdbcoord.embedded.storage.RocksStorage;
+import io.github.fdbcoord.embedded.storage.VersionedStore;
+
+import io.vertx.core.internal.logging.Logger;
+import io.vertx.core.internal.logging.LoggerFactory;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+
+/**
+ * Opens an engine: in memory, or recovered from its data directory: the storage at its durable
+ * version, then the commit log's records after it replayed into the storage, which is flushed so
+ * that the log behind it can go.
+ */
+public final class DurableStore {
+  private static final Logger LOG = LoggerFactory.getLogger(DurableStore.class);
+  /** Recovery writes the storage in batches of about this many bytes. */
+  private static final long RECOVERY_BATCH_BYTES = 16L << 20;
+  private static final long PROGRESS_INTERVAL_NANOS = 5_000_000_000L;
+
+  private DurableStore() {}
+
+  public static Engine open(EmbeddedOptions options) {
+    if (options.dataDirectory() == null) {
+      return new Engine(options, new VersionedStore(), null, 0);
+    }
+    Path dir = options.dataDirectory();
+    RocksStorage storage = null;
+    CommitLog log = null;
+    try {
+      long started = System.nanoTime();
+      storage = RocksStorage.open(options.storageDirectory(), options.storageCacheBytes(),
+          options.storageWriteBufferBytes());
+      long durable = storage.durableVersion();
+      Loader loader = new Loader(storage, dir);
+      log = CommitLog.open(options.files(), dir, durable, loader);
+      loader.finish(log.recoveredVersion());
+      if (loader.records > 0 || loader.snapshotEntries > 0) {
+        storage.flush();
+        log.truncateThrough(log.rollSegment());
+      }
+      LOG.info(String.format("embedded engine %s opened in %d ms: storage at version %d, %d log records and %d"
+          + " legacy snapshot entries replayed", dir, (System.nanoTime() - started) / 1_000_000, durable,
+          loader.records, loader.snapshotEntries));
+      return new Engine(options, new VersionedStore(storage), log, log.recoveredVersion());
+    } catch (IOException e) {
+      closeQuietly(log, storage);
+      throw new UncheckedIOException("cannot open the data directory " + dir + ": " + e.getMessage(), e);
+    } catch (RuntimeException | Error e) {
+      closeQuietly(log, storage);
+      throw e;
+    }
+  }
+
+  private static void closeQuietly(CommitLog log, RocksStorage storage) {
+    if (log != null) {
+      log.close();
+    }
+    if (storage != null) {
+      storage.close();
+    }
+  }
+
+  /** Writes what the log replays into the storage, in batches, logging progress on long recoveries. */
+  private static final class Loader implements CommitLog.Replay {
+    private final RocksStorage storage;
+    private final Path dir;
+    private RocksStorage.WriteBatchBuilder batch;
+    private long lastVersion = -1;
+    long records;
+    long snapshotEntries;
+    private long nextProgress = System.nanoTime() + PROGRESS_INTERVAL_NANOS;
+
+    Loader(RocksStorage storage, Path dir) {
+      this.storage = storage;
+      this.dir = dir;
+      this.batch = storage.batch();
+    }
+
+    @Override
+    public void snapshotEntry(byte[] key, byte[] value) {
+      batch.set(key, value);
+      snapshotEntries++;
+      if (batch.size() >= RECOVERY_BATCH_BYTES) {
+        // A partly loaded snapshot is not a version: the recorded version stays where it was.
+        write(-1);
+      }
+    }
+
+    @Override
+    public void snapshotLoaded(long version) {
+      write(version);
+    }
+
+    @Override
+    public void record(long version, byte[] payload) {
+      LogRecordWriter.replay(payload, batch);
+      lastVersion = version;
+      records++;
+      if (batch.size() >= RECOVERY_BATCH_BYTES) {
+        write(version);
+      }
+    }
+
+    void finish(long recoveredVersion) {
+      if (batch.count() > 0 || recoveredVersion > storage.durableVersion()) {
+        write(Math.max(lastVersion, recoveredVersion));
+      }
+    }
+
+    private void write(long version) {
+      storage.apply(batch, version);
+      batch = storage.batch();
+      long now = System.nanoTime();
+      if (now >= nextProgress) {
+        nextProgress = now + PROGRESS_INTERVAL_NANOS;
+        LOG.info(String.format("embedded engine %s: recovering, %d log records and %d legacy snapshot entries"
+            + " replayed so far", dir, records, snapshotEntries));
+      }
+    }
+  }
+}

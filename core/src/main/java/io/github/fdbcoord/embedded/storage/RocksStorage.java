@@ -1,0 +1,317 @@
+package io.github.fdbcoord.embedded.storage;
+
+import io.github.fdbcoord.embedded.log.LogRecordWriter;
+
+import io.vertx.core.internal.logging.Logger;
+import io.vertx.core.internal.logging.LoggerFactory;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.rocksdb.BlockBasedTableConfig;
+import org.rocksdb.BloomFilter;
+import org.rocksdb.Cache;
+import org.rocksdb.ColumnFamilyDescriptor;
+import org.rocksdb.ColumnFamilyHandle;
+import org.rocksdb.ColumnFamilyOptions;
+import org.rocksdb.CompressionType;
+import org.rocksdb.DBOptions;
+import org.rocksdb.FlushOptions;
+import org.rocksdb.LRUCache;
+import org.rocksdb.ReadOptions;
+import org.rocksdb.RocksDB;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.RocksIterator;
+import org.rocksdb.WriteBatch;
+import org.rocksdb.WriteOptions;
+
+/**
+ * The state of a durable engine below its MVCC window: a RocksDB database holding every commit up to
+ * its <em>durable version</em>, as a FoundationDB storage server's disk store trails the versions it
+ * keeps in memory.
+ *
+ * <p>Applies skip RocksDB's write-ahead log: the engine's commit log already holds every commit after
+ * the durable version recorded here, so a crash that loses RocksDB's unflushed memtable loses the
+ * durable-version record with it (both live in one atomically flushed memtable set) and recovery
+ * replays those commits from the log again. The log is truncated only behind a version that a
+ * {@link #flush()} made durable in RocksDB's own files.
+ *
+ * <p>Readers see whatever RocksDB holds when they read, which is the state at some version between
+ * {@link #durableVersion()} and {@link #applyingVersion}: a reader at read version {@code rv} calls
+ * {@link #checkReadable(long)} after its read, which fails when an apply beyond {@code rv} may have
+ * been visible to it (only possible for a reader past the MVCC window, which is then too old).
+ */
+public final class RocksStorage implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(RocksStorage.class);
+  /** The subdirectory of the data directory that RocksDB owns. */
+  public static final String DIRECTORY = "storage";
+  private static final byte[] META_FAMILY = "engine-meta".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] DURABLE_VERSION_KEY = "durable-version".getBytes(StandardCharsets.US_ASCII);
+
+  static {
+    RocksDB.loadLibrary();
+  }
+
+  private final Path dir;
+  private final RocksDB db;
+  private final ColumnFamilyHandle data;
+  private final ColumnFamilyHandle meta;
+  private final List<AutoCloseable> resources;
+  private final WriteOptions unlogged;
+  private final ReadOptions reads;
+  /** Every apply up to this version has completed. */
+  private volatile long durableVersion;
+  /** An apply up to this version may be visible to readers (set before RocksDB is written). */
+  private volatile long applyingVersion;
+  private volatile boolean closed;
+
+  private RocksStorage(Path dir, RocksDB db, ColumnFamilyHandle data, ColumnFamilyHandle meta,
+      List<AutoCloseable> resources, long durableVersion) {
+    this.dir = dir;
+    this.db = db;
+    this.data = data;
+    this.meta = meta;
+    this.resources = resources;
+    this.unlogged = new WriteOptions().setDisableWAL(true);
+    this.reads = new ReadOptions();
+    this.durableVersion = durableVersion;
+    this.applyingVersion = durableVersion;
+  }
+
+  /** Opens (creating if needed) the storage under {@code dataDirectory}. */
+  public static RocksStorage open(Path dataDirectory, long cacheBytes, long writeBufferBytes) throws IOException {
+    Path dir = dataDirectory.resolve(DIRECTORY);
+    Files.createDirectories(dir);
+    List<AutoCloseable> resources = new ArrayList<>();
+    Cache cache = new LRUCache(cacheBytes);
+    resources.add(cache);
+    BloomFilter bloom = new BloomFilter(10, false);
+    resources.add(bloom);
+    BlockBasedTableConfig table = new BlockBasedTableConfig()
+        .setBlockCache(cache)
+        .setFilterPolicy(bloom)
+        // Index and filter blocks live in the block cache too, so RocksDB's memory stays within
+        // the configured cache however many keys are stored.
+        .setCacheIndexAndFilterBlocks(true)
+        .setPinL0FilterAndIndexBlocksInCache(true)
+        .setBlockSize(16 * 1024);
+    ColumnFamilyOptions family = new ColumnFamilyOptions()
+        .setTableFormatConfig(table)
+        .setWriteBufferSize(writeBufferBytes)
+        .setMaxWriteBufferNumber(3)
+        .setCompressionType(CompressionType.LZ4_COMPRESSION)
+        .setLevelCompactionDynamicLevelBytes(true);
+    resources.add(family);
+    DBOptions options = new DBOptions()
+        .setCreateIfMissing(true)
+        .setCreateMissingColumnFamilies(true)
+        // The data and the durable-version record must reach disk together.
+        .setAtomicFlush(true)
+        .setMaxBackgroundJobs(2)
+        .setKeepLogFileNum(3);
+    resources.add(options);
+    List<ColumnFamilyDescriptor> families = List.of(
+        new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, family),
+        new ColumnFamilyDescriptor(META_FAMILY, family));
+    List<ColumnFamilyHandle> handles = new ArrayList<>();
+    RocksDB db;
+    try {
+      db = RocksDB.open(options, dir.toString(), families, handles);
+    } catch (RocksDBException e) {
+      closeAll(resources);
+      String message = String.valueOf(e.getMessage());
+      if (message.contains("lock") || message.contains("LOCK")) {
+        throw new IllegalStateException("data directory " + dataDirectory + " is in use: its storage " + dir
+            + " is open elsewhere (" + message + ")", e);
+      }
+      throw new IOException("cannot open the engine's storage " + dir + ": " + message, e);
+    }
+    try {
+      byte[] recorded = db.get(handles.get(1), DURABLE_VERSION_KEY);
+      long durable = recorded == null ? 0 : ByteBuffer.wrap(recorded).getLong();
+      List<AutoCloseable> owned = new ArrayList<>(handles);
+      owned.addAll(resources);
+      return new RocksStorage(dir, db, handles.get(0), handles.get(1), owned, durable);
+    } catch (RocksDBException | RuntimeException e) {
+      handles.forEach(ColumnFamilyHandle::close);
+      db.close();
+      closeAll(resources);
+      throw new IOException("cannot read the durable version of the engine's storage " + dir + ": " + e.getMessage(), e);
+    }
+  }
+
+  public Path directory() {
+    return dir;
+  }
+
+  /** Every commit up to this version is in the storage (not necessarily flushed to its files yet). */
+  public long durableVersion() {
+    return durableVersion;
+  }
+
+  /** The value stored for {@code key}, or null. */
+  byte[] get(byte[] key) {
+    try {
+      return db.get(data, reads, key);
+    } catch (RocksDBException e) {
+      throw new StorageFailure("reading " + dir + " failed: " + e.getMessage(), e);
+    }
+  }
+
+  /** An iterator over the stored keys; its view is fixed when it is created. The caller closes it. */
+  RocksIterator iterator() {
+    return db.newIterator(data, reads);
+  }
+
+  /** Fails with {@link VersionedStore.TooOld} when what a reader at {@code readVersion} just read may be newer. */
+  void checkReadable(long readVersion) {
+    if (applyingVersion > readVersion) {
+      throw VersionedStore.TooOld.INSTANCE;
+    }
+  }
+
+  /** A batch of writes to the stored keys, for {@link #apply}. */
+  public WriteBatchBuilder batch() {
+    return new WriteBatchBuilder();
+  }
+
+  /**
+   * Writes {@code batch} and records {@code throughVersion} (or leaves the recorded version unchanged when it is
+   * negative, as while a legacy snapshot is loaded) in the same atomic write.
+   */
+  public void apply(WriteBatchBuilder batch, long throughVersion) {
+    try (WriteBatch b = batch.batch) {
+      if (throughVersion >= 0) {
+        if (throughVersion < durableVersion) {
+          throw new IllegalArgumentException("storage version must not go back: " + throughVersion + " < " + durableVersion);
+        }
+        b.put(meta, DURABLE_VERSION_KEY, ByteBuffer.allocate(8).putLong(throughVersion).array());
+        applyingVersion = Math.max(applyingVersion, throughVersion);
+      }
+      db.write(unlogged, b);
+      if (throughVersion >= 0) {
+        durableVersion = throughVersion;
+      }
+    } catch (RocksDBException e) {
+      throw new StorageFailure("writing " + dir + " failed: " + e.getMessage(), e);
+    }
+  }
+
+  /** Makes everything applied so far durable in RocksDB's own files (the log behind it can then go). */
+  public void flush() {
+    try (FlushOptions options = new FlushOptions().setWaitForFlush(true)) {
+      db.flush(options, List.of(data, meta));
+    } catch (RocksDBException e) {
+      throw new StorageFailure("flushing " + dir + " failed: " + e.getMessage(), e);
+    }
+  }
+
+  /** RocksDB's own estimate of its off-heap memory: memtables, block cache, table readers. */
+  long estimatedMemoryBytes() {
+    long total = 0;
+    for (String property : new String[] {"rocksdb.cur-size-all-mem-tables", "rocksdb.block-cache-usage",
+        "rocksdb.estimate-table-readers-mem"}) {
+      try {
+        total += db.getLongProperty(data, property);
+      } catch (RocksDBException e) {
+        // An estimate: leave that part out.
+      }
+    }
+    return total;
+  }
+
+  /** RocksDB's estimate of the number of stored keys. */
+  long estimatedKeys() {
+    try {
+      return db.getLongProperty(data, "rocksdb.estimate-num-keys");
+    } catch (RocksDBException e) {
+      return -1;
+    }
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    try {
+      db.cancelAllBackgroundWork(true);
+    } catch (RuntimeException e) {
+      LOG.warn("engine storage " + dir + ": stopping background work failed", e);
+    }
+    unlogged.close();
+    reads.close();
+    for (AutoCloseable r : resources) {
+      if (r instanceof ColumnFamilyHandle h) {
+        h.close();
+      }
+    }
+    db.close();
+    closeAll(resources);
+  }
+
+  private static void closeAll(List<AutoCloseable> resources) {
+    for (AutoCloseable r : resources) {
+      if (r instanceof ColumnFamilyHandle) {
+        continue;
+      }
+      try {
+        r.close();
+      } catch (Exception e) {
+        // Native handles: nothing left to do.
+      }
+    }
+  }
+
+  /** Collects the writes of one apply. */
+  public final class WriteBatchBuilder implements LogRecordWriter.Visitor {
+    private final WriteBatch batch = new WriteBatch();
+
+    @Override
+    public void set(byte[] key, byte[] value) {
+      try {
+        batch.put(data, key, value);
+      } catch (RocksDBException e) {
+        throw new StorageFailure("batching a write for " + dir + " failed: " + e.getMessage(), e);
+      }
+    }
+
+    @Override
+    public void clear(byte[] key) {
+      try {
+        batch.delete(data, key);
+      } catch (RocksDBException e) {
+        throw new StorageFailure("batching a clear for " + dir + " failed: " + e.getMessage(), e);
+      }
+    }
+
+    @Override
+    public void clearRange(byte[] begin, byte[] end) {
+      try {
+        batch.deleteRange(data, begin, end);
+      } catch (RocksDBException e) {
+        throw new StorageFailure("batching a range clear for " + dir + " failed: " + e.getMessage(), e);
+      }
+    }
+
+    /** Bytes batched so far. */
+    public long size() {
+      return batch.getDataSize();
+    }
+
+    public int count() {
+      return batch.count();
+    }
+  }
+
+  /** The storage failed: the engine stops, as a storage server that cannot write does. */
+  static final class StorageFailure extends RuntimeException {
+    StorageFailure(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+}

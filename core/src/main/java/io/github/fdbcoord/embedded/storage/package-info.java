@@ -1,0 +1,6 @@
+/**
+ * Internal: the embedded engine's storage: the versioned in-memory index of the MVCC window (chains,
+ * sorted index, hash table) and, in durable mode, RocksDB beneath it holding the state at its durable
+ * version.
+ */
+package io.github.fdbcoord.embedded.storage;
