@@ -38,7 +38,12 @@ public final class DurableStore {
           options.storageWriteBufferBytes());
       long durable = storage.durableVersion();
       Loader loader = new Loader(storage, dir);
-      log = CommitLog.open(options.files(), dir, durable, loader);
+      boolean manifestRequired = storage.logManifestRequired();
+      log = CommitLog.open(options.files(), dir, durable, manifestRequired, loader);
+      if (!manifestRequired) {
+        // From now on a missing manifest is damage, not an older release's directory.
+        storage.requireLogManifest();
+      }
       loader.finish(log.recoveredVersion());
       if (loader.records > 0 || loader.snapshotEntries > 0) {
         storage.flush();

@@ -291,6 +291,8 @@ public final class Engine implements AutoCloseable {
   private static final long APPLY_INTERVAL_NANOS = 20_000_000L;
   /** Bytes of changes written to the storage in one batch. */
   private static final long APPLY_BATCH_BYTES = 8L << 20;
+  /** How often the log's manifest records the newest acknowledged version (what recovery must find). */
+  private static final long MANIFEST_INTERVAL_NANOS = 1_000_000_000L;
   /** Chains evicted per hold of the commit lock. */
   private static final int EVICT_CHUNK = 2048;
 
@@ -299,6 +301,7 @@ public final class Engine implements AutoCloseable {
    * version order, then leave the window; the log is truncated behind what the storage has flushed.
    */
   private void applyLoop() {
+    long nextManifest = System.nanoTime();
     while (!closed) {
       java.util.concurrent.locks.LockSupport.parkNanos(APPLY_INTERVAL_NANOS);
       if (closed) {
@@ -307,6 +310,10 @@ public final class Engine implements AutoCloseable {
       try {
         applyThrough(clock() - MAX_READ_TRANSACTION_LIFE_VERSIONS - APPLY_LAG_VERSIONS);
         maybeTruncateLog();
+        if (System.nanoTime() - nextManifest >= 0) {
+          nextManifest = System.nanoTime() + MANIFEST_INTERVAL_NANOS;
+          log.recordAcknowledged();
+        }
       } catch (RuntimeException | java.io.IOException e) {
         failure = new FDBException("Embedded engine's storage failed: " + e.getMessage(), FdbErrors.INTERNAL_ERROR);
         LOG.error("embedded engine stopped: its storage " + storage.directory() + " failed", e);

@@ -144,6 +144,12 @@ public final class CommitLog implements AutoCloseable {
   private final Object snapshotLock = new Object();
   private long snapshotVersion;
 
+  /** Serialises manifest writes; holds the last one written. */
+  private final Object manifestLock = new Object();
+  private Manifest manifest;
+  /** Version of the newest synced record (or the recovered version): what the manifest may call acknowledged. */
+  private volatile long syncedVersion;
+
   private final AtomicLong syncs = new AtomicLong();
   private final Thread syncThread;
   /**
@@ -169,6 +175,7 @@ public final class CommitLog implements AutoCloseable {
     this.allocatedEnd = recovery.writePos;
     this.nextBatch = recovery.nextBatch;
     this.snapshotVersion = recovery.snapshotVersion;
+    this.syncedVersion = recovery.version;
     this.completer = Executors.newSingleThreadExecutor(r -> {
       Thread t = new Thread(r, "commit-log-complete " + dir);
       t.setDaemon(true);
@@ -192,6 +199,16 @@ public final class CommitLog implements AutoCloseable {
 
   /** Opens the log for a caller whose storage already holds every record up to {@code durableVersion}. */
   public static CommitLog open(FileLayer files, Path dir, long durableVersion, Replay replay) throws IOException {
+    return open(files, dir, durableVersion, false, replay);
+  }
+
+  /**
+   * Opens the log for a caller whose storage already holds every record up to {@code durableVersion};
+   * with {@code requireManifest} a directory without a {@link Manifest} fails to open (the caller knows
+   * the log had one: a directory written before manifests existed gets one on its first open).
+   */
+  public static CommitLog open(FileLayer files, Path dir, long durableVersion, boolean requireManifest,
+      Replay replay) throws IOException {
     Objects.requireNonNull(files, "files");
     Objects.requireNonNull(dir, "dir");
     Objects.requireNonNull(replay, "replay");
@@ -201,10 +218,24 @@ public final class CommitLog implements AutoCloseable {
       throw new IllegalStateException("commit log directory " + dir + " is in use: another CommitLog holds "
           + dir.resolve(LogFormat.LOCK_FILE));
     }
+    CommitLog log = null;
     try {
-      return new CommitLog(files, dir, lock, recover(files, dir, durableVersion, replay));
+      Recovery recovery = recover(files, dir, durableVersion, requireManifest, replay);
+      log = new CommitLog(files, dir, lock, recovery);
+      log.writeManifest();
+      for (Path p : recovery.covered) {
+        files.deleteIfExists(p);
+      }
+      if (!recovery.covered.isEmpty()) {
+        files.syncDirectory(dir);
+      }
+      return log;
     } catch (IOException | RuntimeException | Error e) {
-      lock.close();
+      if (log != null) {
+        log.close();
+      } else {
+        lock.close();
+      }
       throw e;
     }
   }
@@ -331,21 +362,7 @@ public final class CommitLog implements AutoCloseable {
       files.rename(temp, target);
       files.syncDirectory(dir);
       snapshotVersion = version;
-      List<Segment> covered = new ArrayList<>();
-      synchronized (segments) {
-        for (Segment s : segments) {
-          if (s.closed && s.lastVersion <= version) {
-            covered.add(s);
-          }
-        }
-      }
-      // Ascending, so a crash part-way leaves a contiguous suffix (recovery would cope with any subset).
-      for (Segment s : covered) {
-        files.deleteIfExists(s.path);
-        synchronized (segments) {
-          segments.remove(s);
-        }
-      }
+      int covered = deleteCovered(version);
       for (Path p : files.list(dir)) {
         long v = LogFormat.snapshotVersion(p);
         if (v >= 0 && v < version) {
@@ -360,7 +377,7 @@ public final class CommitLog implements AutoCloseable {
         mutex.unlock();
       }
       LOG.debug(MessageFormat.format("commit log {0}: snapshot at version {1} with {2} entries, {3} segments deleted",
-          dir, version, entries, covered.size()));
+          dir, version, entries, covered));
     }
   }
 
@@ -383,20 +400,7 @@ public final class CommitLog implements AutoCloseable {
       if (roll != null) {
         awaitRoll(roll);
       }
-      List<Segment> covered = new ArrayList<>();
-      synchronized (segments) {
-        for (Segment s : segments) {
-          if (s.closed && s.lastVersion <= version) {
-            covered.add(s);
-          }
-        }
-      }
-      for (Segment s : covered) {
-        files.deleteIfExists(s.path);
-        synchronized (segments) {
-          segments.remove(s);
-        }
-      }
+      deleteCovered(version);
       for (Path p : files.list(dir)) {
         long v = LogFormat.snapshotVersion(p);
         if (v >= 0 && v <= version) {
@@ -410,6 +414,76 @@ public final class CommitLog implements AutoCloseable {
       } finally {
         mutex.unlock();
       }
+    }
+  }
+
+  /**
+   * Deletes the closed segments whose records are all at or below {@code version}: first out of the
+   * manifest, then from the disk, so that a listed segment is never missing on purpose. Returns how many.
+   */
+  private int deleteCovered(long version) throws IOException {
+    List<Segment> covered = new ArrayList<>();
+    synchronized (segments) {
+      for (Segment s : segments) {
+        if (s.closed && s.lastVersion <= version) {
+          covered.add(s);
+        }
+      }
+      segments.removeAll(covered);
+    }
+    if (covered.isEmpty()) {
+      return 0;
+    }
+    writeManifest();
+    // Ascending, so a crash part-way leaves a contiguous suffix (recovery deletes unlisted leftovers).
+    for (Segment s : covered) {
+      files.deleteIfExists(s.path);
+    }
+    return covered.size();
+  }
+
+  /**
+   * Records in the manifest that every commit synced so far was acknowledged, so that recovery fails
+   * instead of dropping them if the last segment's tail is later lost or damaged. Cheap when nothing
+   * changed; the engine calls it about once a second.
+   */
+  public void recordAcknowledged() throws IOException {
+    mutex.lock();
+    try {
+      if (closing) {
+        return;
+      }
+      if (failure != null) {
+        throw new IOException("commit log " + dir + " failed earlier", failure);
+      }
+    } finally {
+      mutex.unlock();
+    }
+    writeManifest();
+  }
+
+  /** The manifest as last written (tests and tools). */
+  public Manifest manifest() {
+    synchronized (manifestLock) {
+      return manifest;
+    }
+  }
+
+  /** Writes the manifest for the current segments and synced version, unless it would say nothing new. */
+  private void writeManifest() throws IOException {
+    synchronized (manifestLock) {
+      List<Manifest.Entry> entries = new ArrayList<>();
+      synchronized (segments) {
+        for (Segment s : segments) {
+          entries.add(new Manifest.Entry(s.base, s.closed ? s.lastVersion : -1));
+        }
+      }
+      Manifest next = new Manifest(entries.get(0).base(), syncedVersion, entries);
+      if (next.equals(manifest)) {
+        return;
+      }
+      next.write(files, dir);
+      manifest = next;
     }
   }
 
@@ -446,9 +520,10 @@ public final class CommitLog implements AutoCloseable {
         // A cleanly closed segment ends at its last record, so the next open has no zeros to check.
         channel.truncate(writePos);
         channel.force(true);
+        writeManifest();
       }
     } catch (IOException e) {
-      LOG.warn("commit log " + dir + ": trimming the segment failed", e);
+      LOG.warn("commit log " + dir + ": trimming the segment or writing its manifest failed", e);
     }
     try {
       channel.close();
@@ -618,6 +693,7 @@ public final class CommitLog implements AutoCloseable {
       current.lastVersion = lastSynced;
       current.records += count;
     }
+    syncedVersion = lastSynced;
     CompletableFuture<?>[] done = new CompletableFuture<?>[(int) count];
     int k = 0;
     for (int i = from; i < to; i++) {
@@ -661,6 +737,8 @@ public final class CommitLog implements AutoCloseable {
       segments.add(segment);
     }
     current = segment;
+    // Listed only now that its header is durable, and before any record goes into it.
+    writeManifest();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -672,11 +750,14 @@ public final class CommitLog implements AutoCloseable {
     long liveBytes;
     long nextBatch = 1;
     List<Segment> segments = new ArrayList<>();
+    /** Segments whose records the storage or a snapshot already holds. */
+    List<Path> covered = new ArrayList<>();
     FileLayer.OpenFile channel;
     long writePos;
   }
 
-  private static Recovery recover(FileLayer files, Path dir, long durableVersion, Replay replay) throws IOException {
+  private static Recovery recover(FileLayer files, Path dir, long durableVersion, boolean requireManifest,
+      Replay replay) throws IOException {
     // Whatever a previous process left in the directory's page cache must be durable before we act on it.
     files.syncDirectory(dir);
     List<Path> segmentFiles = new ArrayList<>();
@@ -693,12 +774,22 @@ public final class CommitLog implements AutoCloseable {
     }
     segmentFiles.sort(Comparator.comparingLong(LogFormat::segmentBase));
     snapshotFiles.sort(Comparator.comparingLong(LogFormat::snapshotVersion).reversed());
+    Manifest manifest = Manifest.read(files, dir);
+    if (manifest == null && requireManifest) {
+      throw new IOException("commit log " + dir + " has no " + Manifest.FILE + ", though its storage records that it"
+          + " had one: the log's segments cannot be checked, so the directory is not opened");
+    }
+    if (manifest != null) {
+      segmentFiles = checkAgainstManifest(files, dir, manifest, segmentFiles);
+    }
 
     Recovery r = new Recovery();
     for (Path p : snapshotFiles) {
       long v = LogFormat.snapshotVersion(p);
       if (v <= durableVersion) {
-        break;
+        // A legacy snapshot the storage already holds (a migration that stopped before deleting it).
+        files.deleteIfExists(p);
+        continue;
       }
       String problem = SnapshotFile.read(files, p, v, null);
       if (problem == null) {
@@ -714,15 +805,19 @@ public final class CommitLog implements AutoCloseable {
     }
     long s = Math.max(r.snapshotVersion, durableVersion);
     r.version = s;
+    if (manifest != null && s < manifest.logStart() - 1) {
+      throw new IOException("commit log " + dir + ": the storage holds versions through " + s + " but the log"
+          + " starts at version " + manifest.logStart() + " (" + Manifest.FILE + "): versions " + (s + 1) + " to "
+          + (manifest.logStart() - 1) + " are in neither; was the storage replaced or restored from an older copy?");
+    }
 
     // A segment is covered when the next one starts at or below snapshot + 1: all its versions are <= s.
     int firstNeeded = 0;
     while (firstNeeded < segmentFiles.size() - 1 && LogFormat.segmentBase(segmentFiles.get(firstNeeded + 1)) <= s + 1) {
       firstNeeded++;
     }
-    for (int i = 0; i < firstNeeded; i++) {
-      files.deleteIfExists(segmentFiles.get(i));
-    }
+    // Deleted once a manifest without them is durable (a listed segment is never missing on purpose).
+    r.covered.addAll(segmentFiles.subList(0, firstNeeded));
     List<Path> needed = segmentFiles.subList(firstNeeded, segmentFiles.size());
     if (!needed.isEmpty() && LogFormat.segmentBase(needed.get(0)) > s + 1) {
       throw new IOException("commit log " + dir + " is missing records: " + (s == 0 ? "no snapshot" : "the snapshot is at version " + s)
@@ -739,7 +834,17 @@ public final class CommitLog implements AutoCloseable {
         throw new IOException("commit log " + dir + " is missing records: segment " + needed.get(i - 1).getFileName()
             + " ends at version " + r.version + " but the next one is " + p.getFileName());
       }
-      SegmentReader.Result scan = SegmentReader.scan(files, p, base, last, s, replay::record);
+      Manifest.Entry listed = manifest == null ? null : manifest.segment(base);
+      SegmentReader.Result scan = SegmentReader.scan(files, p, base, last, listed != null, s, replay::record);
+      if (listed != null && listed.closed() && scan.lastVersion != listed.closedThrough()) {
+        throw new IOException("commit log segment " + p + " ends at version " + scan.lastVersion + " but "
+            + Manifest.FILE + " records that its records run through version " + listed.closedThrough()
+            + ": acknowledged commits are missing from it");
+      }
+      if (listed == null && manifest != null && scan.records > 0) {
+        throw new IOException("commit log segment " + p + " holds records but is not in " + Manifest.FILE
+            + ", which is older than the log: the log cannot be checked, so the directory is not opened");
+      }
       liveBytes += scan.liveBytes;
       r.version = Math.max(r.version, scan.lastVersion);
       r.nextBatch = Math.max(r.nextBatch, Math.max(scan.lastBatch + 1, scan.firstBatch));
@@ -761,8 +866,47 @@ public final class CommitLog implements AutoCloseable {
       r.writePos = LogFormat.SEGMENT_HEADER_SIZE;
       r.segments.add(new Segment(p, base, base - 1, 0));
     }
+    if (manifest != null && r.version < manifest.acknowledgedThrough()) {
+      Path lastFile = needed.isEmpty() ? dir : needed.get(needed.size() - 1);
+      throw new IOException("commit log " + dir + " ends at version " + r.version + " (in " + lastFile.getFileName()
+          + ") but " + Manifest.FILE + " records that commits through version " + manifest.acknowledgedThrough()
+          + " were acknowledged: the end of the log is missing or damaged");
+    }
     r.liveBytes = liveBytes;
     return r;
+  }
+
+  /**
+   * Checks the segment files against the manifest: every listed segment must exist; unlisted ones below
+   * the log's start are leftovers of a truncation (deleted); an unlisted one after the listed ones is
+   * allowed only as a segment started by a roll whose manifest update a crash cut off (it holds no record,
+   * checked when it is read). Returns the segment files to recover from.
+   */
+  private static List<Path> checkAgainstManifest(FileLayer files, Path dir, Manifest manifest, List<Path> segmentFiles)
+      throws IOException {
+    List<Path> kept = new ArrayList<>();
+    long lastListed = manifest.segments().get(manifest.segments().size() - 1).base();
+    for (Manifest.Entry e : manifest.segments()) {
+      Path expected = dir.resolve(LogFormat.segmentName(e.base()));
+      if (segmentFiles.stream().noneMatch(p -> p.getFileName().equals(expected.getFileName()))) {
+        throw new IOException("commit log segment " + expected + " is missing: " + Manifest.FILE + " lists it, with "
+            + (e.closed() ? "versions " + e.base() + " to " + e.closedThrough() : "every version from " + e.base())
+            + "; acknowledged commits would be lost");
+      }
+    }
+    for (Path p : segmentFiles) {
+      long base = LogFormat.segmentBase(p);
+      if (manifest.segment(base) != null || base > lastListed) {
+        kept.add(p);
+      } else if (base < manifest.logStart()) {
+        LOG.info(MessageFormat.format("commit log {0}: deleting {1}, left over from a truncation", dir, p.getFileName()));
+        files.deleteIfExists(p);
+      } else {
+        throw new IOException("commit log segment " + p + " is not in " + Manifest.FILE + " but lies inside the log it"
+            + " describes: the log cannot be checked, so the directory is not opened");
+      }
+    }
+    return kept;
   }
 
   /** Opens the last segment for appending, cutting off a torn tail or rewriting a torn header. */

@@ -15,7 +15,7 @@ import java.util.Arrays;
  *   <li>in a segment that is not the last one: corruption, because a segment is closed only after
  *       everything in it was fsynced; the scan fails;
  *   <li>in the last segment: a torn tail (a write that a crash cut short, never acknowledged), unless
- *       a valid record of a <em>later</em> batch follows it. The sync thread writes batch n+1 only after
+ *       a valid record of a batch <em>later</em> than the bad record's possible batches follows it. The sync thread writes batch n+1 only after
  *       batch n's fsync returned, so such a record proves the bad bytes had been synced: corruption, the
  *       scan fails. Valid-looking records of the same batch after a bad one are possible after a crash
  *       (pages of an unsynced write reach the disk in any order) and are dropped with it.
@@ -49,8 +49,12 @@ public final class SegmentReader {
 
   private SegmentReader() {}
 
-  static Result scan(FileLayer files, Path file, long base, boolean last, long snapshotVersion, RecordSink sink)
-      throws IOException {
+  /**
+   * Scans {@code file}; {@code listed}: the log's manifest lists it, so its header was durable and
+   * a damaged or missing header is damage, not a crash during the segment's creation.
+   */
+  static Result scan(FileLayer files, Path file, long base, boolean last, boolean listed, long snapshotVersion,
+      RecordSink sink) throws IOException {
     try (FileLayer.OpenFile channel = files.open(file, FileLayer.Mode.READ)) {
       long size = channel.size();
       FileWindow window = new FileWindow(channel, size, 1 << 20);
@@ -61,6 +65,11 @@ public final class SegmentReader {
       byte[] header = new byte[LogFormat.SEGMENT_HEADER_SIZE];
       String headerProblem = checkHeader(window, header, base);
       if (headerProblem != null) {
+        if (listed) {
+          throw new IOException("commit log segment " + file + " has no valid header (" + headerProblem + "; "
+              + size + " bytes), but " + Manifest.FILE + " lists it, so its header had been made durable:"
+              + " acknowledged commits from version " + base + " on would be lost");
+        }
         if (last && size <= LogFormat.SEGMENT_HEADER_SIZE) {
           // The header is written and fsynced before any record, so nothing here was ever acknowledged.
           result.headerValid = false;
@@ -171,20 +180,35 @@ public final class SegmentReader {
   }
 
   /**
-   * Offset of an intact record after pos whose batch is at least two past the last good record's, or -1.
-   * The bad record belongs to the last good record's batch or the next one; a record of any later batch
-   * was written only after that one was synced.
+   * Offset of an intact record after pos that proves the bad record at pos had been synced, or -1.
+   * The bad record belongs to a batch between the last good record's and that of the first intact record
+   * after it (file order follows batch order); a record of any batch above that one was written only after
+   * the bad record's batch was synced. Damage inside a batch followed by intact records of the same batch
+   * and then of a later one is therefore proven; damage at the very boundary of the last two batches
+   * cannot be told from a torn final write (the manifest's acknowledged version covers that case).
    */
   private static long laterBatch(FileWindow window, long pos, Result result, byte[] header) throws IOException {
-    long minBatch = result.lastBatch + 2;
-    for (long q = pos + 1; q <= window.size() - header.length; q++) {
+    long first = nextIntact(window, pos + 1, result.lastVersion + 1, Math.max(result.lastBatch, result.firstBatch),
+        header);
+    if (first < 0) {
+      return -1;
+    }
+    window.read(first, header, 0, header.length);
+    long firstBatch = ByteBuffer.wrap(header).getLong(12);
+    return nextIntact(window, first, result.lastVersion + 1, firstBatch + 1, header);
+  }
+
+  /** Offset of the first intact record at or after {@code from} with at least these version and batch, or -1. */
+  private static long nextIntact(FileWindow window, long from, long minVersion, long minBatch, byte[] header)
+      throws IOException {
+    for (long q = from; q <= window.size() - header.length; q++) {
       // A record's version (bytes 4..11) is at least 1: skip runs of zeros (preallocated space) quickly.
       long nonZero = window.nextNonZero(q + 4);
       if (nonZero >= window.size()) {
         return -1;
       }
       q = Math.max(q, nonZero - 11);
-      if (parse(window, q, result.lastVersion + 1, minBatch, header) != null) {
+      if (parse(window, q, minVersion, minBatch, header) != null) {
         return q;
       }
     }

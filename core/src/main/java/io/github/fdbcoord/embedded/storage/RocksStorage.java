@@ -50,6 +50,8 @@ public final class RocksStorage implements AutoCloseable {
   public static final String DIRECTORY = "storage";
   private static final byte[] META_FAMILY = "engine-meta".getBytes(StandardCharsets.US_ASCII);
   private static final byte[] DURABLE_VERSION_KEY = "durable-version".getBytes(StandardCharsets.US_ASCII);
+  /** Present once the commit log beside this storage keeps a manifest: from then on it must have one. */
+  private static final byte[] LOG_MANIFEST_KEY = "log-manifest".getBytes(StandardCharsets.US_ASCII);
 
   static {
     RocksDB.loadLibrary();
@@ -195,6 +197,24 @@ public final class RocksStorage implements AutoCloseable {
       if (throughVersion >= 0) {
         durableVersion = throughVersion;
       }
+    } catch (RocksDBException e) {
+      throw new StorageFailure("writing " + dir + " failed: " + e.getMessage(), e);
+    }
+  }
+
+  /** Whether the commit log beside this storage has kept a manifest (so a missing one is damage). */
+  public boolean logManifestRequired() {
+    try {
+      return db.get(meta, LOG_MANIFEST_KEY) != null;
+    } catch (RocksDBException e) {
+      throw new StorageFailure("reading " + dir + " failed: " + e.getMessage(), e);
+    }
+  }
+
+  /** Records, durably, that the commit log keeps a manifest from now on. */
+  public void requireLogManifest() {
+    try (WriteOptions synced = new WriteOptions().setSync(true)) {
+      db.put(meta, synced, LOG_MANIFEST_KEY, new byte[] {1});
     } catch (RocksDBException e) {
       throw new StorageFailure("writing " + dir + " failed: " + e.getMessage(), e);
     }

@@ -73,17 +73,26 @@ public class CommitLogTest {
     }
   }
 
+  /**
+   * Rewrites the manifest as if the crash had come before the log recorded acknowledgements past
+   * {@code version}: what a real torn write looks like (it only ever cuts unacknowledged records).
+   */
+  static void acknowledgedOnlyThrough(Path dir, long version) throws IOException {
+    Manifest m = Manifest.read(FileLayer.NIO, dir);
+    new Manifest(m.logStart(), version, m.segments()).write(FileLayer.NIO, dir);
+  }
+
   private static String hex(byte[] b) {
     return HexFormat.of().formatHex(b);
   }
 
-  private static byte[] payloadFor(long version, int length) {
+  static byte[] payloadFor(long version, int length) {
     byte[] p = new byte[length];
     new Random(version).nextBytes(p);
     return p;
   }
 
-  private static void assertRecords(Collected c, List<Long> versions, int length) {
+  static void assertRecords(Collected c, List<Long> versions, int length) {
     assertEquals(versions, c.versions);
     for (int i = 0; i < versions.size(); i++) {
       assertArrayEquals(payloadFor(versions.get(i), length), c.payloads.get(i), "payload of version " + versions.get(i));
@@ -91,13 +100,13 @@ public class CommitLogTest {
   }
 
   /** Appends one record per version and waits for each before the next, so each is its own batch. */
-  private static void appendEach(CommitLog log, List<Long> versions, int length) {
+  static void appendEach(CommitLog log, List<Long> versions, int length) {
     for (long v : versions) {
       log.append(v, payloadFor(v, length)).join();
     }
   }
 
-  private static List<Long> range(long from, long toInclusive) {
+  static List<Long> range(long from, long toInclusive) {
     List<Long> l = new ArrayList<>();
     for (long v = from; v <= toInclusive; v++) {
       l.add(v);
@@ -116,11 +125,11 @@ public class CommitLogTest {
     return segs.get(segs.size() - 1);
   }
 
-  private static long recordOffset(int index, int length) {
+  static long recordOffset(int index, int length) {
     return LogFormat.SEGMENT_HEADER_SIZE + (long) index * (LogFormat.RECORD_HEADER_SIZE + length);
   }
 
-  private static void flipByte(Path file, long offset) throws IOException {
+  static void flipByte(Path file, long offset) throws IOException {
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
       ByteBuffer b = ByteBuffer.allocate(1);
       ch.read(b, offset);
@@ -130,7 +139,7 @@ public class CommitLogTest {
     }
   }
 
-  private static void truncate(Path file, long size) throws IOException {
+  static void truncate(Path file, long size) throws IOException {
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
       ch.truncate(size);
     }
@@ -271,6 +280,7 @@ public class CommitLogTest {
     }
     Path segment = lastSegment();
     assertEquals(recordOffset(10, length), Files.size(segment));
+    acknowledgedOnlyThrough(dir, 9);
     truncate(segment, recordOffset(9, length) + 30);
 
     Collected c = new Collected();
@@ -295,6 +305,7 @@ public class CommitLogTest {
     }
     Path segment = lastSegment();
     byte[] full = Files.readAllBytes(segment);
+    acknowledgedOnlyThrough(dir, 8);
     long firstCut = recordOffset(8, length);
     for (long cut = firstCut; cut <= full.length; cut++) {
       // Odd cuts: the crash also left zero-filled preallocated space after the cut.
@@ -319,6 +330,7 @@ public class CommitLogTest {
       appendEach(log, range(1, 10), length);
     }
     Path segment = lastSegment();
+    acknowledgedOnlyThrough(dir, 9);
     flipByte(segment, recordOffset(9, length) + LogFormat.RECORD_HEADER_SIZE + 7);
 
     Collected c = new Collected();
@@ -336,6 +348,7 @@ public class CommitLogTest {
 
     // A corrupt length field (the header, not the payload) of the last record is dropped the same way.
     Path seg = lastSegment();
+    acknowledgedOnlyThrough(dir, 20);
     flipByte(seg, recordOffset(10, length));
     Collected third = new Collected();
     try (CommitLog log = CommitLog.open(dir, third)) {
@@ -428,6 +441,7 @@ public class CommitLogTest {
     assertRecords(c, range(1, 10), length);
 
     // A record cut short by zeros (its last page never reached the disk) is a torn tail.
+    acknowledgedOnlyThrough(dir, 11);
     try (FileChannel ch = FileChannel.open(segment, StandardOpenOption.WRITE)) {
       ch.write(ByteBuffer.allocate(40), recordOffset(11, length) + 10);
     }
@@ -442,6 +456,7 @@ public class CommitLogTest {
     try (CommitLog log = CommitLog.open(dir, new Collected())) {
       appendEach(log, range(12, 14), length);
     }
+    acknowledgedOnlyThrough(dir, 11);
     flipByte(segment, recordOffset(11, length) + LogFormat.RECORD_HEADER_SIZE + 2);
     appendZeros(segment, 100_000);
     IOException e = assertThrows(IOException.class, () -> CommitLog.open(dir, new Collected()));
@@ -484,6 +499,11 @@ public class CommitLogTest {
     assertEquals(3, segments.size());
     Files.delete(segments.get(1));
     IOException e = assertThrows(IOException.class, () -> CommitLog.open(dir, new Collected()));
+    assertTrue(e.getMessage().contains(segments.get(1).getFileName() + " is missing: MANIFEST lists it, with versions 4"
+        + " to 6"), e.getMessage());
+    // Without a manifest (a directory of an older release), the gap between the segments tells.
+    Files.delete(dir.resolve(Manifest.FILE));
+    e = assertThrows(IOException.class, () -> CommitLog.open(dir, new Collected()));
     assertTrue(e.getMessage().contains("missing records"), e.getMessage());
   }
 
