@@ -1,5 +1,8 @@
 package io.github.fdbcoord.embedded;
 
+import io.github.fdbcoord.embedded.log.FileLayer;
+import io.github.fdbcoord.embedded.log.LogFormat;
+import io.github.fdbcoord.embedded.storage.RocksStorage;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -557,9 +560,8 @@ class LegacyDirectoryMigrationTest {
     Path fixture = fixture(name);
     ChildResult afterOpen = crashAndCheck(fixture, tmp.resolve("after-open"), "after-open");
     assertTrue(afterOpen.out().contains("OPENED"), afterOpen.out());
-    for (long millis : new long[] {1, 20, 100, 300}) {
-      crashAndCheck(fixture, tmp.resolve("timer-" + millis), "timer", Long.toString(millis));
-    }
+    // A halt from another thread lands wherever the open is (opening RocksDB takes most of it).
+    crashAndCheck(fixture, tmp.resolve("timer-20"), "timer", "20");
     // A child that halts at no operation counts the write-side operations of the open.
     ChildResult counted = crashAndCheck(fixture, tmp.resolve("op-count"), "op", Integer.toString(Integer.MAX_VALUE));
     int ops = Integer.parseInt(counted.out().lines().filter(l -> l.startsWith("OPS ")).findFirst()
@@ -576,10 +578,8 @@ class LegacyDirectoryMigrationTest {
         leftovers.add(n + ": " + r.halt());
       }
     }
-    if (!leftovers.isEmpty()) {
-      System.out.printf("LegacyDirectoryMigrationTest %s: after a crash at %s the next open did not delete the"
-          + " snapshot (its data was in the storage already); the close after it did%n", name, leftovers);
-    }
+    // A snapshot the storage already holds is deleted by the next open, not left until a close.
+    assertTrue(leftovers.isEmpty(), "after a crash at " + leftovers + " the next open left the snapshot");
     // The log's sync thread may make some of them concurrently, but most halt inside open.
     assertTrue(haltedInOpen >= ops / 2, haltedInOpen + " of " + ops + " children halted inside open");
     System.out.printf("LegacyDirectoryMigrationTest %s: a crash before each of the open's %d write-side file"

@@ -26,7 +26,7 @@ public final class LogFormat {
   static final byte[] SEGMENT_MAGIC = "FDBCLOG1".getBytes(StandardCharsets.US_ASCII);
   static final byte[] SNAPSHOT_MAGIC = "FDBCSNP1".getBytes(StandardCharsets.US_ASCII);
 
-  static final int SEGMENT_HEADER_SIZE = 8 + 8 + 8 + 4;
+  public static final int SEGMENT_HEADER_SIZE = 8 + 8 + 8 + 4;
   static final int RECORD_HEADER_SIZE = 4 + 8 + 8 + 4;
   static final int SNAPSHOT_HEADER_SIZE = 8 + 8 + 4;
   static final int SNAPSHOT_TRAILER_SIZE = 4 + 8 + 8 + 4 + 4;
