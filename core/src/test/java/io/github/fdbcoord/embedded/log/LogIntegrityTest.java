@@ -20,13 +20,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Damage that a crash cannot cause fails the open with the file named, never a silent loss of
@@ -34,21 +32,8 @@ import org.junit.jupiter.api.Test;
  */
 class LogIntegrityTest {
   private static final int LENGTH = 40;
-  private Path dir;
-
-  @BeforeEach
-  void createDir() throws IOException {
-    dir = Files.createTempDirectory("log-integrity-test-");
-  }
-
-  @AfterEach
-  void removeDir() throws IOException {
-    try (Stream<Path> s = Files.walk(dir)) {
-      for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-        Files.deleteIfExists(p);
-      }
-    }
-  }
+  @TempDir
+  Path dir;
 
   /** Three segments: versions 1-3, 4-6 and 7-9, closed cleanly. */
   private List<Path> threeSegments() throws IOException {
