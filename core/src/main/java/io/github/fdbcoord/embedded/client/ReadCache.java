@@ -32,9 +32,9 @@ final class ReadCache {
   private int foldedRanges;
   private static final int FOLD_EVERY = 2 * 4096;
   /** Known ranges, disjoint: begin -> end. */
-  private final TreeMap<byte[], byte[]> known = new TreeMap<>(Bytes.ORDER);
+  private TreeMap<byte[], byte[]> known;
   /** Stored values of present keys inside known ranges. */
-  private final TreeMap<byte[], byte[]> values = new TreeMap<>(Bytes.ORDER);
+  private TreeMap<byte[], byte[]> values;
 
   /** Records that {@code key} (the cache's own copy) holds {@code value} (null: absent). */
   void recordPoint(byte[] key, byte[] value) {
@@ -77,6 +77,11 @@ final class ReadCache {
   }
 
   private void fold() {
+    if (known == null) {
+      // Built only when a read needs it (rarely: once the read version is too old for storage).
+      known = new TreeMap<>(Bytes.ORDER);
+      values = new TreeMap<>(Bytes.ORDER);
+    }
     for (; foldedPoints < pointCount; foldedPoints += 2) {
       byte[] key = points[foldedPoints];
       addKnown(key, Bytes.keyAfter(key));
