@@ -295,17 +295,20 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
             value = cachedValue(key);
             fromStorage = false;
           }
-          if (fromStorage && !rywDisabled) {
-            cache().recordPoint(key.clone(), value);
-          }
         } else {
           value = cachedValue(key);
         }
+        byte[] after = null;
+        if (!snapshot) {
+          after = Bytes.keyAfter(key);
+          addReadConflict(key, after);
+        }
+        if (fromStorage && !rywDisabled) {
+          // keyAfter(key) is the cache's own copy of the key (shared with the conflict range).
+          cache().recordPoint(after != null ? after : Bytes.keyAfter(key), value);
+        }
         if (w != null) {
           value = w.applyOps(value);
-        }
-        if (!snapshot) {
-          addReadConflict(key, Bytes.keyAfter(key));
         }
         return deliver(copy(value), fromStorage, tookReadVersion);
       }

@@ -20,7 +20,7 @@ import java.util.TreeMap;
  * monitor guards it.
  */
 final class ReadCache {
-  /** Point reads: key, value (null: absent) pairs. */
+  /** Point reads: keyAfter(key), value (null: absent) pairs. */
   private byte[][] points = new byte[16][];
   private int pointCount;
   /** Range reads: begin, end, then the stored key/value pairs inside, one array per read. */
@@ -36,12 +36,16 @@ final class ReadCache {
   /** Stored values of present keys inside known ranges. */
   private TreeMap<byte[], byte[]> values;
 
-  /** Records that {@code key} (the cache's own copy) holds {@code value} (null: absent). */
-  void recordPoint(byte[] key, byte[] value) {
+  /**
+   * Records that the key just before {@code keyAfter} (keyAfter(key): the cache's own copy, which
+   * the read's conflict range shares, so recording allocates nothing) holds {@code value} (null:
+   * absent).
+   */
+  void recordPoint(byte[] keyAfter, byte[] value) {
     if (pointCount == points.length) {
       points = Arrays.copyOf(points, pointCount * 2);
     }
-    points[pointCount++] = key;
+    points[pointCount++] = keyAfter;
     points[pointCount++] = value;
     if (pointCount - foldedPoints >= FOLD_EVERY) {
       // Bounds the log of a transaction that reads the same keys over and over.
@@ -83,8 +87,9 @@ final class ReadCache {
       values = new TreeMap<>(Bytes.ORDER);
     }
     for (; foldedPoints < pointCount; foldedPoints += 2) {
-      byte[] key = points[foldedPoints];
-      addKnown(key, Bytes.keyAfter(key));
+      byte[] after = points[foldedPoints];
+      byte[] key = Arrays.copyOf(after, after.length - 1);
+      addKnown(key, after);
       if (points[foldedPoints + 1] != null) {
         values.put(key, points[foldedPoints + 1]);
       }
