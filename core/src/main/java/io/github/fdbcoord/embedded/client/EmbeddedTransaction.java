@@ -74,6 +74,8 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
   private TreeMap<byte[], byte[]> cleared;
   private TreeMap<byte[], byte[]> unreadable;
   private List<byte[][]> stampedKeys;
+  /** What storage answered (FoundationDB's snapshot cache); null until the first read, and with RYW disabled. */
+  private ReadCache cache;
   private ArrayList<byte[]> readConflicts = new ArrayList<>();
   private ArrayList<byte[]> writeConflicts = new ArrayList<>();
   private List<Watches.Watch> watches;
@@ -208,13 +210,14 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
     return readVersion;
   }
 
-  /** FoundationDB's checks before a storage read at the read version. Caller holds the monitor. */
+  /**
+   * FoundationDB's check before a read at the read version (1009). Whether the version is too old
+   * (1007) is decided where a read actually reaches storage: what the transaction's cache of earlier
+   * reads and its writes answer needs none. Caller holds the monitor.
+   */
   private void checkReadVersion(long rv) {
     if (rv > engine.visibleVersion()) {
       throw FdbErrors.error(FdbErrors.FUTURE_VERSION);
-    }
-    if (engine.tooOld(rv)) {
-      throw FdbErrors.error(FdbErrors.TRANSACTION_TOO_OLD);
     }
   }
 
@@ -259,41 +262,77 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
         if (key.length > maxKeySize(key)) {
           return CompletableFuture.completedFuture(null);
         }
+        // What the write map answers needs no read version (FoundationDB takes one at the first
+        // read that reaches storage).
+        PendingWrite w = null;
+        if (seesOwnWrites(snapshot)) {
+          w = writes == null ? null : writes.get(key);
+          if (w != null) {
+            if (w.kind == PendingWrite.Kind.KNOWN) {
+              return CompletableFuture.completedFuture(copy(w.value));
+            }
+            if (w.kind == PendingWrite.Kind.STAMPED) {
+              return fail(FdbErrors.error(FdbErrors.ACCESSED_UNREADABLE));
+            }
+          } else {
+            if (inRanges(cleared, key)) {
+              return CompletableFuture.completedFuture(null);
+            }
+            if (inRanges(unreadable, key)) {
+              return fail(FdbErrors.error(FdbErrors.ACCESSED_UNREADABLE));
+            }
+          }
+        }
         boolean tookReadVersion = readVersion < 0;
         long rv = readVersion();
         checkReadVersion(rv);
-        if (seesOwnWrites(snapshot)) {
-          PendingWrite w = writes == null ? null : writes.get(key);
-          if (w != null) {
-            switch (w.kind) {
-              case KNOWN:
-                return CompletableFuture.completedFuture(copy(w.value));
-              case STAMPED:
-                return fail(FdbErrors.error(FdbErrors.ACCESSED_UNREADABLE));
-              default:
-                byte[] base = engine.store.get(key, rv);
-                if (!snapshot) {
-                  addReadConflict(key, Bytes.keyAfter(key));
-                }
-                return deliver(copy(w.applyOps(base)), true, tookReadVersion);
-            }
+        byte[] value;
+        boolean fromStorage = !engine.tooOld(rv);
+        if (fromStorage) {
+          try {
+            value = engine.store.get(key, rv);
+          } catch (VersionedStore.TooOld e) {
+            value = cachedValue(key);
+            fromStorage = false;
           }
-          if (inRanges(cleared, key)) {
-            return CompletableFuture.completedFuture(null);
-          }
-          if (inRanges(unreadable, key)) {
-            return fail(FdbErrors.error(FdbErrors.ACCESSED_UNREADABLE));
-          }
+        } else {
+          value = cachedValue(key);
         }
-        byte[] value = engine.store.get(key, rv);
+        byte[] after = null;
         if (!snapshot) {
-          addReadConflict(key, Bytes.keyAfter(key));
+          after = Bytes.keyAfter(key);
+          addReadConflict(key, after);
         }
-        return deliver(copy(value), true, tookReadVersion);
+        if (fromStorage && !rywDisabled) {
+          // keyAfter(key) is the cache's own copy of the key (shared with the conflict range).
+          cache().recordPoint(after != null ? after : Bytes.keyAfter(key), value);
+        }
+        if (w != null) {
+          value = w.applyOps(value);
+        }
+        return deliver(copy(value), fromStorage, tookReadVersion);
       }
     } catch (RuntimeException e) {
       return fail(e);
     }
+  }
+
+  /**
+   * A key's stored value from what this transaction read earlier, once storage can no longer answer
+   * at its read version: 1007 when it never learnt it (always, with RYW disabled: no cache).
+   */
+  private byte[] cachedValue(byte[] key) {
+    if (cache == null || !cache.isKnown(key)) {
+      throw FdbErrors.error(FdbErrors.TRANSACTION_TOO_OLD);
+    }
+    return cache.value(key);
+  }
+
+  private ReadCache cache() {
+    if (cache == null) {
+      cache = new ReadCache();
+    }
+    return cache;
   }
 
   private boolean seesOwnWrites(boolean snapshot) {
@@ -460,16 +499,31 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
     }
   }
 
-  /** The merged view of [begin, end): storage at {@code rv} overlaid with own writes. */
+  /**
+   * The merged view of [begin, end): what storage holds at {@code rv} overlaid with own writes. Once
+   * {@code rv} has left the MVCC window, only what this transaction already knows answers (its cache
+   * of earlier reads and its writes), as in FoundationDB; any part that needs storage fails 1007.
+   */
   private Batch scan(byte[] begin, byte[] end, int limit, boolean reverse, long rv, boolean snapshot) {
-    List<KeyValue> rows = new ArrayList<>(limit > 0 && limit < 256 ? limit : 16);
     if (Bytes.compare(begin, end) >= 0) {
-      return new Batch(rows, false);
+      return new Batch(new ArrayList<>(0), false);
     }
     boolean ryw = seesOwnWrites(snapshot);
     if (ryw && overlapsRanges(unreadable, begin, end)) {
       throw FdbErrors.error(FdbErrors.ACCESSED_UNREADABLE);
     }
+    if (!engine.tooOld(rv)) {
+      try {
+        return scanStored(begin, end, limit, reverse, rv, ryw);
+      } catch (VersionedStore.TooOld e) {
+        // The window moved on during the read: answer from what is known, as below.
+      }
+    }
+    return scanKnown(begin, end, limit, reverse, ryw);
+  }
+
+  private Batch scanStored(byte[] begin, byte[] end, int limit, boolean reverse, long rv, boolean ryw) {
+    List<KeyValue> rows = new ArrayList<>(limit > 0 && limit < 256 ? limit : 16);
     NavigableMap<byte[], PendingWrite> own = ryw && writes != null ? writes.subMap(begin, true, end, false) : null;
     if (reverse && own != null) {
       own = own.descendingMap();
@@ -477,6 +531,10 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
     var wi = own == null ? null : own.entrySet().iterator();
     Map.Entry<byte[], PendingWrite> w = wi == null ? null : next(wi);
     TreeMap<byte[], byte[]> clearedRanges = ryw ? cleared : null;
+    // The stored rows this read consumed, for the cache (FoundationDB's snapshot cache insert).
+    boolean record = !rywDisabled;
+    byte[][] seen = record ? new byte[16][] : null;
+    int seenCount = 0;
     try (VersionedStore.Cursor stored = engine.store.cursor(begin, end, reverse, rv)) {
       boolean s = stored.next();
       while (s || w != null) {
@@ -487,6 +545,13 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
           order = -1;
         } else {
           order = Bytes.compare(stored.key, w.getKey()) * (reverse ? -1 : 1);
+        }
+        if (record && order <= 0) {
+          if (seenCount == seen.length) {
+            seen = Arrays.copyOf(seen, seenCount * 2);
+          }
+          seen[seenCount++] = stored.key;
+          seen[seenCount++] = stored.value;
         }
         byte[] key;
         byte[] value;
@@ -513,12 +578,177 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
         if (value != null) {
           rows.add(new KeyValue(key.clone(), value.clone()));
           if (limit > 0 && rows.size() >= limit) {
+            if (record) {
+              // A read stopped by its limit knows the range up to its last row; one that ran out
+              // of stored rows knows all of it.
+              byte[] knownBegin = !s || !reverse ? begin : key;
+              byte[] knownEnd = !s || reverse ? end : Bytes.keyAfter(key);
+              cache().recordRange(knownBegin, knownEnd, seen, seenCount);
+            }
             return new Batch(rows, s || w != null);
           }
         }
       }
     }
+    if (record) {
+      cache().recordRange(begin, end, seen, seenCount);
+    }
     return new Batch(rows, false);
+  }
+
+  /** {@link #scanStored} answered from what the transaction knows without storage, else 1007. */
+  private Batch scanKnown(byte[] begin, byte[] end, int limit, boolean reverse, boolean ryw) {
+    List<KeyValue> rows = new ArrayList<>(limit > 0 && limit < 256 ? limit : 16);
+    NavigableMap<byte[], PendingWrite> own = ryw && writes != null ? writes.subMap(begin, true, end, false) : null;
+    if (reverse && own != null) {
+      own = own.descendingMap();
+    }
+    var wi = own == null ? null : own.entrySet().iterator();
+    Map.Entry<byte[], PendingWrite> w = wi == null ? null : next(wi);
+    TreeMap<byte[], byte[]> clearedRanges = ryw ? cleared : null;
+    KnownRows stored = new KnownRows(begin, end, reverse, ryw);
+    boolean s = stored.next();
+    while (s || w != null) {
+      int order;
+      if (!s) {
+        order = 1;
+      } else if (w == null) {
+        order = -1;
+      } else {
+        order = Bytes.compare(stored.key, w.getKey()) * (reverse ? -1 : 1);
+      }
+      if (order <= 0 && stored.unknown) {
+        // The next stored row (or the base of an atomic operation) would come from storage.
+        throw FdbErrors.error(FdbErrors.TRANSACTION_TOO_OLD);
+      }
+      byte[] key;
+      byte[] value;
+      if (order < 0) {
+        key = stored.key;
+        value = inRanges(clearedRanges, key) ? null : stored.value;
+        s = stored.next();
+      } else {
+        key = w.getKey();
+        PendingWrite pw = w.getValue();
+        if (pw.kind == PendingWrite.Kind.STAMPED) {
+          throw FdbErrors.error(FdbErrors.ACCESSED_UNREADABLE);
+        }
+        if (pw.kind == PendingWrite.Kind.KNOWN) {
+          value = pw.value;
+        } else {
+          value = pw.applyOps(order == 0 ? stored.value : null);
+        }
+        if (order == 0) {
+          s = stored.next();
+        }
+        w = next(wi);
+      }
+      if (value != null) {
+        rows.add(new KeyValue(key.clone(), value.clone()));
+        if (limit > 0 && rows.size() >= limit) {
+          return new Batch(rows, s || w != null);
+        }
+      }
+    }
+    return new Batch(rows, false);
+  }
+
+  /**
+   * The stored rows of [begin, end) as this transaction knows them without storage: from its cache
+   * of earlier reads, stepping over what its own sets and clears hide (unless {@code covered} is
+   * false: a snapshot read that does not see its own writes). Where nothing is known, {@link #next}
+   * yields a row marked {@code unknown} at the position where knowledge stops.
+   */
+  private final class KnownRows {
+    private final byte[] begin;
+    private final byte[] end;
+    private final boolean reverse;
+    private final boolean covered;
+    /** Forward: the next row is at or after pos; reverse: before it. */
+    private byte[] pos;
+    byte[] key;
+    byte[] value;
+    boolean unknown;
+
+    KnownRows(byte[] begin, byte[] end, boolean reverse, boolean covered) {
+      this.begin = begin;
+      this.end = end;
+      this.reverse = reverse;
+      this.covered = covered;
+      this.pos = reverse ? end : begin;
+    }
+
+    boolean next() {
+      while (true) {
+        if (reverse ? Bytes.compare(pos, begin) <= 0 : Bytes.compare(pos, end) >= 0) {
+          return false;
+        }
+        Map.Entry<byte[], byte[]> r = cache == null ? null
+            : reverse ? cache.rangeEndingAtOrAfter(pos) : cache.rangeContaining(pos);
+        if (r != null) {
+          Map.Entry<byte[], byte[]> kv;
+          if (reverse) {
+            byte[] from = Bytes.max(r.getKey(), begin);
+            kv = cache.lastIn(from, pos);
+            if (kv == null) {
+              pos = from;
+              continue;
+            }
+            pos = kv.getKey();
+          } else {
+            byte[] to = Bytes.min(r.getValue(), end);
+            kv = cache.firstIn(pos, to);
+            if (kv == null) {
+              pos = to;
+              continue;
+            }
+            pos = Bytes.keyAfter(kv.getKey());
+          }
+          key = kv.getKey();
+          value = kv.getValue();
+          return true;
+        }
+        if (covered && stepOverOwnWrites()) {
+          continue;
+        }
+        unknown = true;
+        key = pos;
+        value = null;
+        return true;
+      }
+    }
+
+    /** Moves pos past a clear or a set of this transaction that decides the keys next to it. */
+    private boolean stepOverOwnWrites() {
+      if (reverse) {
+        Map.Entry<byte[], byte[]> c = cleared == null ? null : cleared.lowerEntry(pos);
+        if (c != null && Bytes.compare(c.getValue(), pos) >= 0) {
+          pos = c.getKey();
+          return true;
+        }
+        // A set of k decides [k, keyAfter(k)): pos is keyAfter(k) when it ends in a zero byte.
+        if (writes != null && pos.length > 0 && pos[pos.length - 1] == 0) {
+          byte[] k = Arrays.copyOf(pos, pos.length - 1);
+          PendingWrite pw = writes.get(k);
+          if (pw != null && pw.kind == PendingWrite.Kind.KNOWN) {
+            pos = k;
+            return true;
+          }
+        }
+        return false;
+      }
+      Map.Entry<byte[], byte[]> c = cleared == null ? null : cleared.floorEntry(pos);
+      if (c != null && Bytes.compare(c.getValue(), pos) > 0) {
+        pos = c.getValue();
+        return true;
+      }
+      PendingWrite pw = writes == null ? null : writes.get(pos);
+      if (pw != null && pw.kind == PendingWrite.Kind.KNOWN) {
+        pos = Bytes.keyAfter(pos);
+        return true;
+      }
+      return false;
+    }
   }
 
   private static <E> E next(java.util.Iterator<E> it) {
@@ -1008,6 +1238,9 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
   private byte[] ownView(byte[] key) {
     long rv = readVersion();
     checkReadVersion(rv);
+    if (engine.tooOld(rv)) {
+      throw FdbErrors.error(FdbErrors.TRANSACTION_TOO_OLD);
+    }
     PendingWrite w = writes == null ? null : writes.get(key);
     if (w != null) {
       if (w.kind == PendingWrite.Kind.KNOWN) {
@@ -1258,6 +1491,7 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
     cleared = null;
     unreadable = null;
     stampedKeys = null;
+    cache = null;
     readConflicts = new ArrayList<>();
     writeConflicts = new ArrayList<>();
     deferred = null;
