@@ -273,6 +273,10 @@ class LargerThanHeapRestartTest {
     assertTrue(verified.contains("SAMPLED " + SAMPLES), verified::toString);
     assertTrue(verified.stream().anyMatch(l -> l.startsWith("COUNTED " + KEYS + " ")), verified::toString);
     assertTrue(verified.contains("WROTE " + MORE), verified::toString);
+    String heap = verified.stream().filter(l -> l.startsWith("HEAP ")).findFirst().orElseThrow();
+    long usedAfterScan = Long.parseLong(heap.split(" ")[1]);
+    assertTrue(usedAfterScan < 64, "heap in use after the scan, with the database open, grows with the stored keys: "
+        + heap);
     try (EmbeddedDatabase db = EmbeddedDatabase.open(EmbeddedOptions.durable(dir))) {
       List<KeyValue> more = db.read(tr -> tr.getRange(key('m', 0), key('m', MORE)).asList().join());
       assertEquals(MORE, more.size(), "the keys the 256 MB child wrote");
