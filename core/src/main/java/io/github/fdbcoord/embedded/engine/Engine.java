@@ -296,6 +296,30 @@ public final class Engine implements AutoCloseable {
   /** Chains evicted per hold of the commit lock. */
   private static final int EVICT_CHUNK = 2048;
 
+  /** The applier's steps that crash tests stop a process at (see {@link #applyObserver}). */
+  public enum ApplyStep {
+    /** A batch is in RocksDB (not flushed); its versions are still in the window. */
+    WRITTEN,
+    /** One chunk of the batch's chains has left the window. */
+    EVICTED
+  }
+
+  /** What {@link #applyObserver} is told. */
+  @FunctionalInterface
+  public interface ApplyObserver {
+    /**
+     * The applier reached {@code step} for the batch through {@code version}; {@code more}: WRITTEN,
+     * another batch follows in this round (the round was split); EVICTED, more chunks follow.
+     */
+    void reached(ApplyStep step, long version, boolean more);
+  }
+
+  /**
+   * Test seam, null outside tests: crash tests (run in a child JVM) halt the process at an applier step.
+   * One volatile read per batch and per eviction chunk, on the applier thread only.
+   */
+  public static volatile ApplyObserver applyObserver;
+
   /**
    * The applier: versions older than the MVCC window (and durable in the log) go to the storage in
    * version order, then leave the window; the log is truncated behind what the storage has flushed.
@@ -381,6 +405,10 @@ public final class Engine implements AutoCloseable {
       }
       long version = ready.get(ready.size() - 1).version;
       storage.apply(batch, version);
+      ApplyObserver observer = applyObserver;
+      if (observer != null) {
+        observer.reached(ApplyStep.WRITTEN, version, bytes >= APPLY_BATCH_BYTES);
+      }
       evict(version, keys, ranges);
       if (bytes < APPLY_BATCH_BYTES) {
         return;
@@ -396,6 +424,10 @@ public final class Engine implements AutoCloseable {
         store.evict(durable, chunk, from == 0 ? ranges : List.of());
       } finally {
         commitLock.unlock();
+      }
+      ApplyObserver observer = applyObserver;
+      if (observer != null) {
+        observer.reached(ApplyStep.EVICTED, durable, from + EVICT_CHUNK < keys.size());
       }
     }
   }
