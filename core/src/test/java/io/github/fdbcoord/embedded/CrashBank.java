@@ -149,12 +149,11 @@ final class CrashBank {
    */
   static ChildRun runChild(Path dir, String round, int writers, long compactAfter, boolean bulk, String kill,
       long killAfterMillis, int maxSeconds) throws Exception {
-    String java = ProcessHandle.current().info().command()
-        .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     long started = System.nanoTime();
-    Process child = new ProcessBuilder(java, "-Xmx512m", "-cp", System.getProperty("java.class.path"),
-        Child.class.getName(), dir.toString(), round, Integer.toString(writers), Long.toString(compactAfter),
-        Boolean.toString(bulk), kill)
+    // The engine ignores what it does not know in its directory: the children's temporary files go there.
+    Path childTmp = Files.createDirectories(dir.resolve("jvm-tmp"));
+    Process child = new ProcessBuilder(ChildJvm.command(childTmp, "512m", Child.class, dir.toString(), round,
+        Integer.toString(writers), Long.toString(compactAfter), Boolean.toString(bulk), kill))
         .redirectError(ProcessBuilder.Redirect.INHERIT)
         .start();
     ChildRun run = new ChildRun();

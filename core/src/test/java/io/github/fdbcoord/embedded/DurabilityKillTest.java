@@ -40,16 +40,19 @@ class DurabilityKillTest {
   private static final String PREFIX = "dk/";
   private static final byte[] COUNTER = bytes("dk-counter");
 
+  /** The test's temporary directory: the data directory and the children's temporary files. */
+  private Path root;
   private Path dir;
 
   @BeforeEach
   void createDir() throws IOException {
-    dir = Files.createTempDirectory("durability-kill-test-");
+    root = Files.createTempDirectory("durability-kill-test-");
+    dir = Files.createDirectory(root.resolve("data"));
   }
 
   @AfterEach
   void removeDir() throws IOException {
-    try (Stream<Path> s = Files.walk(dir)) {
+    try (Stream<Path> s = Files.walk(root)) {
       for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
         Files.deleteIfExists(p);
       }
@@ -111,11 +114,9 @@ class DurabilityKillTest {
 
   /** Runs a child for about {@code runMillis} after it is ready, kills it, returns the acknowledged pair keys. */
   private Set<String> runAndKill(int round, int writers, long compactAfter, long runMillis) throws Exception {
-    String java = ProcessHandle.current().info().command()
-        .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    Process child = new ProcessBuilder(java, "-Xmx512m", "-cp", System.getProperty("java.class.path"),
-        Child.class.getName(), dir.toString(), Integer.toString(round), Integer.toString(writers),
-        Long.toString(compactAfter))
+    Path childTmp = Files.createDirectories(root.resolve("jvm"));
+    Process child = new ProcessBuilder(ChildJvm.command(childTmp, "512m", Child.class, dir.toString(),
+        Integer.toString(round), Integer.toString(writers), Long.toString(compactAfter)))
         .redirectError(ProcessBuilder.Redirect.INHERIT)
         .start();
     Set<String> acked = ConcurrentHashMap.newKeySet();

@@ -229,10 +229,9 @@ class LargerThanHeapRestartTest {
 
   /** Runs a child JVM to completion; returns its stdout lines. */
   private static List<String> runChild(Class<?> main, String heap, Path dir, int maxSeconds) throws Exception {
-    String java = ProcessHandle.current().info().command()
-        .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    Process child = new ProcessBuilder(java, heap, "-cp", System.getProperty("java.class.path"), main.getName(),
-        dir.toString())
+    // The engine ignores what it does not know in its directory: the children's temporary files go there.
+    Path childTmp = Files.createDirectories(dir.resolve("jvm-tmp"));
+    Process child = new ProcessBuilder(ChildJvm.command(childTmp, heap, main, dir.toString()))
         .redirectError(ProcessBuilder.Redirect.INHERIT)
         .start();
     List<String> lines = new ArrayList<>();
@@ -264,11 +263,11 @@ class LargerThanHeapRestartTest {
   @Test
   void aStoreLargerThanTheHeapReopensAndIsReadAndWrittenInA256MbHeap() throws Exception {
     long started = System.nanoTime();
-    List<String> filled = runChild(Filler.class, "-Xmx1g", dir, 300);
+    List<String> filled = runChild(Filler.class, "1g", dir, 300);
     assertTrue(filled.stream().anyMatch(l -> l.startsWith("FILLED " + KEYS)), filled::toString);
     long fillMillis = (System.nanoTime() - started) / 1_000_000;
     long verifyStarted = System.nanoTime();
-    List<String> verified = runChild(Verifier.class, "-Xmx256m", dir, 300);
+    List<String> verified = runChild(Verifier.class, "256m", dir, 300);
     long verifyMillis = (System.nanoTime() - verifyStarted) / 1_000_000;
     assertTrue(verified.contains("SAMPLED " + SAMPLES), verified::toString);
     assertTrue(verified.stream().anyMatch(l -> l.startsWith("COUNTED " + KEYS + " ")), verified::toString);

@@ -514,11 +514,10 @@ class LegacyDirectoryMigrationTest {
   }
 
   private static ChildResult runChild(Path dir, String... args) throws Exception {
-    String java = ProcessHandle.current().info().command()
-        .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    List<String> command = new ArrayList<>(List.of(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
-        Child.class.getName(), dir.toString()));
-    command.addAll(List.of(args));
+    List<String> childArgs = new ArrayList<>(List.of(dir.toString()));
+    childArgs.addAll(List.of(args));
+    Path childTmp = Files.createDirectories(dir.resolveSibling(dir.getFileName() + "-jvm"));
+    List<String> command = ChildJvm.command(childTmp, "256m", Child.class, childArgs.toArray(String[]::new));
     Process child = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     Thread reader = new Thread(() -> {
