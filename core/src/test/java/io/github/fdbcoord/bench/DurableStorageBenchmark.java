@@ -239,9 +239,83 @@ public final class DurableStorageBenchmark {
       System.out.printf("durable, %,d keys stored: %d threads, point reads (100 per transaction) uniform over all"
           + " keys: %,.0f /s  [%s]%n", keys, threads, uniformRate, load());
       memoryReport("after reads");
+    }
+    try {
+      rocksAloneReads(loaded.dir.resolve("storage"), threads, hotKeys);
     } finally {
       if (!loaded.reused) {
         cleanUp(loaded.dir);
+      }
+    }
+  }
+
+  /** The same reads from RocksDB alone on the engine's storage directory (same table options), for comparison. */
+  private static void rocksAloneReads(Path storage, int threads, int hotKeys) throws Exception {
+    List<byte[]> names;
+    try (Options listOptions = new Options()) {
+      names = RocksDB.listColumnFamilies(listOptions, storage.toString());
+    }
+    try (LRUCache cache = new LRUCache(cacheBytes());
+        BloomFilter bloom = new BloomFilter(10, false);
+        ColumnFamilyOptions family = new ColumnFamilyOptions()
+            .setTableFormatConfig(new BlockBasedTableConfig().setBlockCache(cache).setFilterPolicy(bloom)
+                .setCacheIndexAndFilterBlocks(true).setPinL0FilterAndIndexBlocksInCache(true).setBlockSize(16 * 1024))
+            .setCompressionType(CompressionType.LZ4_COMPRESSION).setLevelCompactionDynamicLevelBytes(true);
+        DBOptions dbOptions = new DBOptions().setAtomicFlush(true).setMaxBackgroundJobs(2)) {
+      List<ColumnFamilyDescriptor> descriptors = new ArrayList<>();
+      for (byte[] name : names) {
+        descriptors.add(new ColumnFamilyDescriptor(name, family));
+      }
+      List<ColumnFamilyHandle> handles = new ArrayList<>();
+      try (RocksDB rocks = RocksDB.open(dbOptions, storage.toString(), descriptors, handles)) {
+        ColumnFamilyHandle data = handles.get(0);
+        byte[] count = null;
+        for (ColumnFamilyHandle h : handles) {
+          count = count != null ? count : rocks.get(h, COUNT_KEY);
+        }
+        long keys = ByteBuffer.wrap(count).getLong();
+        System.out.printf("RocksDB alone on %s: levels%n%s", storage, rocks.getProperty(data, "rocksdb.levelstats"));
+        System.out.printf("RocksDB alone: pending compaction bytes %s%n",
+            rocks.getProperty(data, "rocksdb.estimate-pending-compaction-bytes"));
+        byte[][] hot = new byte[(int) Math.min(hotKeys, keys)][];
+        for (int i = 0; i < hot.length; i++) {
+          hot[i] = key(ThreadLocalRandom.current().nextLong(keys));
+        }
+        for (String which : List.of("hot set", "uniform")) {
+          LongAdder reads = new LongAdder();
+          AtomicBoolean stop = new AtomicBoolean();
+          List<Thread> running = new ArrayList<>();
+          for (int t = 0; t < threads; t++) {
+            Thread thread = new Thread(() -> {
+              try (org.rocksdb.ReadOptions ro = new org.rocksdb.ReadOptions()) {
+                while (!stop.get()) {
+                  for (int i = 0; i < 100; i++) {
+                    byte[] k = which.equals("hot set") ? hot[ThreadLocalRandom.current().nextInt(hot.length)]
+                        : key(ThreadLocalRandom.current().nextLong(keys));
+                    if (rocks.get(data, ro, k) == null) {
+                      throw new IllegalStateException("missing key");
+                    }
+                  }
+                  reads.add(100);
+                }
+              } catch (org.rocksdb.RocksDBException e) {
+                throw new IllegalStateException(e);
+              }
+            });
+            thread.start();
+            running.add(thread);
+          }
+          double rate = measure(reads, "point reads");
+          stop.set(true);
+          for (Thread thread : running) {
+            thread.join();
+          }
+          System.out.printf("RocksDB alone, %,d keys stored: %d threads, point reads (RocksDB.get) %s: %,.0f /s  [%s]%n",
+              keys, threads, which.equals("hot set") ? "of a hot set of " + hot.length + " random keys"
+                  : "uniform over all keys", rate, load());
+        }
+        System.out.printf("RocksDB alone: levels after the reads%n%s", rocks.getProperty(data, "rocksdb.levelstats"));
+        handles.forEach(ColumnFamilyHandle::close);
       }
     }
   }

@@ -142,7 +142,9 @@ public final class InternerBenchmark {
       long countTen = 0;
       long lastMinute = start;
       long countMinute = 0;
-      double lastMinuteRate = 0;
+      // (time, strings) at every 10 s tick, so the last minute is the run's last 60 s whatever its length.
+      List<long[]> ticks = new ArrayList<>();
+      ticks.add(new long[] {start, 0});
       long cpu0 = cpuNanos();
       for (int tick = 1; tick * 10L <= duration; tick++) {
         long target = start + tick * 10_000_000_000L;
@@ -157,14 +159,18 @@ public final class InternerBenchmark {
             mem.getHeapMemoryUsage().getUsed() >> 20, failures.sum(), DurableStorageBenchmark.load());
         lastTen = now;
         countTen = n;
+        ticks.add(new long[] {now, n});
         if (tick % 6 == 0) {
-          lastMinuteRate = (n - countMinute) / ((now - lastMinute) / 1e9);
           System.out.printf("  minute %d: %,.0f new strings/s; %,d strings stored; data directory %s%n", tick / 6,
-              lastMinuteRate, n, DurableStorageBenchmark.mib(DurableStorageBenchmark.dirSize(dir)));
+              (n - countMinute) / ((now - lastMinute) / 1e9), n,
+              DurableStorageBenchmark.mib(DurableStorageBenchmark.dirSize(dir)));
           lastMinute = now;
           countMinute = n;
         }
       }
+      long[] last = ticks.get(ticks.size() - 1);
+      long[] minuteBefore = ticks.get(Math.max(0, ticks.size() - 7));
+      double lastMinuteRate = (last[1] - minuteBefore[1]) / ((last[0] - minuteBefore[0]) / 1e9);
       long end = System.nanoTime();
       long total = strings.sum();
       long cpu = cpuNanos() - cpu0;
