@@ -30,6 +30,14 @@ import java.util.concurrent.atomic.LongAdder;
  * {@code bench.latencyMs} (default 1), {@code bench.modes} ("memory,latency"), {@code bench.internOnly}
  * (skip the lookup figures, for profiling), {@code bench.baseline} (default true; false skips the raw
  * engine figure).
+ *
+ * <p>Mode {@code sustained} ({@code -Dbench.modes=sustained}, run with {@code -Xmx2g}): a durable engine
+ * in a fresh directory under {@code bench.dataRoot} (default /work/bench-data, deleted afterwards unless
+ * {@code bench.keep=true}), {@code bench.clients} clients interning batches of new strings for
+ * {@code bench.duration} seconds (default 600), with no warm-up: prints the new-strings rate every
+ * 10 s and every minute, then the average over the whole run, the last minute's rate and the store
+ * size reached (strings, data directory bytes). {@code bench.cacheMb} sets the interner's cache
+ * (default: the interner's default).
  */
 public final class InternerBenchmark {
   private static final int SECONDS = Integer.getInteger("bench.seconds", 10);
@@ -50,6 +58,10 @@ public final class InternerBenchmark {
     System.out.println("| engine | figure | per second | per CPU-second of this process | notes");
     System.out.println("|---|---|---|---|---|");
     for (String mode : modes.split(",")) {
+      if (mode.equals("sustained")) {
+        sustained();
+        continue;
+      }
       EmbeddedOptions options = mode.equals("latency")
           ? EmbeddedOptions.builder().latency(Duration.ofMillis(LATENCY_MS)).build()
           : EmbeddedOptions.inMemory();
@@ -73,6 +85,113 @@ public final class InternerBenchmark {
       }
     }
     System.exit(0);
+  }
+
+  /** A durable store growing for {@code bench.duration} seconds under 64 clients interning new strings. */
+  private static void sustained() throws Exception {
+    int duration = Integer.getInteger("bench.duration", 600);
+    java.nio.file.Path root = java.nio.file.Paths.get(System.getProperty("bench.dataRoot", "/work/bench-data"));
+    java.nio.file.Files.createDirectories(root);
+    java.nio.file.Path dir = java.nio.file.Files.createTempDirectory(root, "interner-sustained-");
+    long cacheBytes = Long.getLong("bench.cacheMb", InternerOptions.DEFAULT_CACHE_MAX_BYTES >> 20) << 20;
+    java.lang.management.MemoryMXBean mem = java.lang.management.ManagementFactory.getMemoryMXBean();
+    System.out.printf("sustained, durable: data directory %s, %d s, %d clients, batches of %d, interner cache %d MiB,"
+        + " JVM %s, max heap %,d MiB, heap args %s  [%s]%n", dir, duration, CLIENTS, BATCH, cacheBytes >> 20,
+        System.getProperty("java.vm.name"), mem.getHeapMemoryUsage().getMax() >> 20,
+        java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+            .filter(a -> a.startsWith("-Xm") || a.startsWith("-XX")).toList(), DurableStorageBenchmark.load());
+    try (EmbeddedDatabase db = EmbeddedDatabase.open(EmbeddedOptions.durable(dir))) {
+      executor = db.getExecutor();
+      InternerService service = InternerService.create(db, InternerOptions.builder()
+          .rootPath(List.of("bench", UUID.randomUUID().toString())).cacheMaxBytes(cacheBytes).build());
+      StringInterner interner = service.open("bench").get();
+      AtomicLong[] next = new AtomicLong[CLIENTS];
+      for (int c = 0; c < CLIENTS; c++) {
+        next[c] = new AtomicLong();
+      }
+      AtomicBoolean stop = new AtomicBoolean();
+      LongAdder strings = new LongAdder();
+      LongAdder failures = new LongAdder();
+      LongAdder latency = new LongAdder();
+      List<CompletableFuture<Void>> done = new ArrayList<>();
+      long start = System.nanoTime();
+      for (int c = 0; c < CLIENTS; c++) {
+        CompletableFuture<Void> finished = new CompletableFuture<>();
+        done.add(finished);
+        final int client = c;
+        loop(c, k -> {
+          List<String> batch = new ArrayList<>(BATCH);
+          for (int i = 0; i < BATCH; i++) {
+            batch.add(name(client, next[client].getAndIncrement()));
+          }
+          // A failed batch (a timeout when the engine stalls) is counted and the client goes on.
+          return interner.intern(batch).handle((ids, e) -> {
+            if (e != null) {
+              failures.increment();
+              if (failures.sum() <= 3) {
+                System.out.println("  intern batch failed: " + e);
+              }
+            } else {
+              strings.add(BATCH);
+            }
+            return null;
+          });
+        }, new AtomicBoolean(true), stop, new LongAdder(), latency, finished);
+      }
+      long lastTen = start;
+      long countTen = 0;
+      long lastMinute = start;
+      long countMinute = 0;
+      // (time, strings) at every 10 s tick, so the last minute is the run's last 60 s whatever its length.
+      List<long[]> ticks = new ArrayList<>();
+      ticks.add(new long[] {start, 0});
+      long cpu0 = cpuNanos();
+      for (int tick = 1; tick * 10L <= duration; tick++) {
+        long target = start + tick * 10_000_000_000L;
+        long wait = target - System.nanoTime();
+        if (wait > 0) {
+          TimeUnit.NANOSECONDS.sleep(wait);
+        }
+        long now = System.nanoTime();
+        long n = strings.sum();
+        System.out.printf("  %4d s: %,9.0f new strings/s over the last 10 s; %,d strings stored; heap used %,d MiB"
+            + "; failed batches %d  [%s]%n", tick * 10, (n - countTen) / ((now - lastTen) / 1e9), n,
+            mem.getHeapMemoryUsage().getUsed() >> 20, failures.sum(), DurableStorageBenchmark.load());
+        lastTen = now;
+        countTen = n;
+        ticks.add(new long[] {now, n});
+        if (tick % 6 == 0) {
+          System.out.printf("  minute %d: %,.0f new strings/s; %,d strings stored; data directory %s%n", tick / 6,
+              (n - countMinute) / ((now - lastMinute) / 1e9), n,
+              DurableStorageBenchmark.mib(DurableStorageBenchmark.dirSize(dir)));
+          lastMinute = now;
+          countMinute = n;
+        }
+      }
+      long[] last = ticks.get(ticks.size() - 1);
+      long[] minuteBefore = ticks.get(Math.max(0, ticks.size() - 7));
+      double lastMinuteRate = (last[1] - minuteBefore[1]) / ((last[0] - minuteBefore[0]) / 1e9);
+      long end = System.nanoTime();
+      long total = strings.sum();
+      long cpu = cpuNanos() - cpu0;
+      stop.set(true);
+      CompletableFuture.allOf(done.toArray(new CompletableFuture<?>[0])).get(120, TimeUnit.SECONDS);
+      double seconds = (end - start) / 1e9;
+      System.out.printf("sustained, durable, %d clients: %,.0f new strings/s averaged over %.0f s (%,.0f per"
+          + " CPU-second); last minute %,.0f /s; store reached %,d strings, data directory %s; failed batches %d"
+          + "  [%s]%n", CLIENTS, total / seconds, seconds, total * 1e9 / cpu, lastMinuteRate, total,
+          DurableStorageBenchmark.mib(DurableStorageBenchmark.dirSize(dir)), failures.sum(),
+          DurableStorageBenchmark.load());
+      DurableStorageBenchmark.memoryReport("at the end of the run");
+    } finally {
+      if (Boolean.getBoolean("bench.keep")) {
+        System.out.println("kept " + dir);
+      } else {
+        try (java.util.stream.Stream<java.nio.file.Path> s = java.nio.file.Files.walk(dir)) {
+          s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+      }
+    }
   }
 
   private static void runAll(Database db, String label) throws Exception {
