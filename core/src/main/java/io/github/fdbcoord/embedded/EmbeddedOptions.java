@@ -24,12 +24,14 @@ public final class EmbeddedOptions {
   private final long storageWriteBufferBytes;
   private final Path storageDirectory;
   private final long maxUnappliedBytes;
+  private final long rowCacheBytes;
 
   private EmbeddedOptions(Builder b) {
     this.storageCacheBytes = b.storageCacheBytes;
     this.storageWriteBufferBytes = b.storageWriteBufferBytes;
     this.storageDirectory = b.storageDirectory;
     this.maxUnappliedBytes = b.maxUnappliedBytes;
+    this.rowCacheBytes = b.rowCacheBytes;
     this.dataDirectory = b.dataDirectory;
     this.readLatency = b.readLatency;
     this.commitLatency = b.commitLatency;
@@ -85,6 +87,14 @@ public final class EmbeddedOptions {
     return storageCacheBytes;
   }
 
+  /**
+   * Heap for values read from the storage, by key (durable mode): hot keys are answered without a call
+   * into RocksDB. 0 turns it off.
+   */
+  public long rowCacheBytes() {
+    return rowCacheBytes;
+  }
+
   /** RocksDB's memtable size (off-heap; up to three exist at once). */
   public long storageWriteBufferBytes() {
     return storageWriteBufferBytes;
@@ -119,6 +129,7 @@ public final class EmbeddedOptions {
     private long storageWriteBufferBytes = 32L << 20;
     private Path storageDirectory;
     private long maxUnappliedBytes = 256L << 20;
+    private long rowCacheBytes = 32L << 20;
 
     private Builder() {}
 
@@ -165,13 +176,21 @@ public final class EmbeddedOptions {
       return this;
     }
 
+    public Builder rowCacheBytes(long bytes) {
+      if (bytes < 0) {
+        throw new IllegalArgumentException("rowCacheBytes must not be negative, got " + bytes);
+      }
+      this.rowCacheBytes = bytes;
+      return this;
+    }
+
     public Builder maxUnappliedBytes(long bytes) {
       this.maxUnappliedBytes = requirePositive(bytes, "maxUnappliedBytes");
       return this;
     }
 
     /** Tests whose log lives on a simulated file system keep the storage in a real directory. */
-    public Builder storageDirectory(Path dir) {
+    Builder storageDirectory(Path dir) {
       this.storageDirectory = dir;
       return this;
     }
@@ -183,7 +202,7 @@ public final class EmbeddedOptions {
       return bytes;
     }
 
-    public Builder files(FileLayer files) {
+    Builder files(FileLayer files) {
       this.files = Objects.requireNonNull(files, "files");
       return this;
     }

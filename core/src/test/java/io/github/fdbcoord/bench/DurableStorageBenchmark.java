@@ -4,7 +4,8 @@ import com.apple.foundationdb.Database;
 import com.apple.foundationdb.Transaction;
 import io.github.fdbcoord.embedded.EmbeddedDatabase;
 import io.github.fdbcoord.embedded.EmbeddedOptions;
-import org.rocksdb.BlockBasedTableConfig;
+import io.github.fdbcoord.embedded.storage.RocksStorage;
+import org.rocksdb.Cache;
 import org.rocksdb.BloomFilter;
 import org.rocksdb.ColumnFamilyDescriptor;
 import org.rocksdb.ColumnFamilyHandle;
@@ -12,7 +13,6 @@ import org.rocksdb.ColumnFamilyOptions;
 import org.rocksdb.CompressionType;
 import org.rocksdb.DBOptions;
 import org.rocksdb.FlushOptions;
-import org.rocksdb.LRUCache;
 import org.rocksdb.Options;
 import org.rocksdb.RocksDB;
 import org.rocksdb.WriteBatch;
@@ -61,9 +61,6 @@ import java.util.stream.Stream;
  *       and for plain RocksDB (WAL on), with the ratios.</li>
  *   <li>{@code commits}: durable single-key commits/s, 64 writers, against RocksDB's synced puts
  *       ({@code setSync(true)}, 64 threads), alternating rounds in one run.</li>
- *   <li>{@code blockcache [keys]}: RocksDB alone with the engine's table options; microseconds per get
- *       with the engine's block cache, with the same cache in one shard, and with index and filter
- *       blocks outside the cache.</li>
  * </ul>
  *
  * <p>Run: {@code java -Xmx4g -cp core/target/classes:core/target/test-classes:<test classpath>
@@ -108,7 +105,6 @@ public final class DurableStorageBenchmark {
       case "stall" -> stall(args.length > 1 ? args[1] : "10000000");
       case "dirsize" -> dirsize();
       case "commits" -> commits();
-      case "blockcache" -> blockCache(args.length > 1 ? parseCount(args[1]) : 3_000_000);
       default -> {
         System.err.println("unknown mode " + mode);
         System.exit(2);
@@ -190,11 +186,10 @@ public final class DurableStorageBenchmark {
     try (Options listOptions = new Options()) {
       names = RocksDB.listColumnFamilies(listOptions, storage.toString());
     }
-    try (LRUCache cache = new LRUCache(cacheBytes());
+    try (Cache cache = RocksStorage.blockCache(cacheBytes());
         BloomFilter bloom = new BloomFilter(10, false);
         ColumnFamilyOptions family = new ColumnFamilyOptions()
-            .setTableFormatConfig(new BlockBasedTableConfig().setBlockCache(cache).setFilterPolicy(bloom)
-                .setCacheIndexAndFilterBlocks(true).setPinL0FilterAndIndexBlocksInCache(true).setBlockSize(16 * 1024))
+            .setTableFormatConfig(RocksStorage.tableConfig(cache, bloom))
             .setCompressionType(CompressionType.LZ4_COMPRESSION).setLevelCompactionDynamicLevelBytes(true);
         DBOptions dbOptions = new DBOptions().setAtomicFlush(true)) {
       List<ColumnFamilyDescriptor> descriptors = new ArrayList<>();
@@ -259,11 +254,10 @@ public final class DurableStorageBenchmark {
     try (Options listOptions = new Options()) {
       names = RocksDB.listColumnFamilies(listOptions, storage.toString());
     }
-    try (LRUCache cache = new LRUCache(cacheBytes());
+    try (Cache cache = RocksStorage.blockCache(cacheBytes());
         BloomFilter bloom = new BloomFilter(10, false);
         ColumnFamilyOptions family = new ColumnFamilyOptions()
-            .setTableFormatConfig(new BlockBasedTableConfig().setBlockCache(cache).setFilterPolicy(bloom)
-                .setCacheIndexAndFilterBlocks(true).setPinL0FilterAndIndexBlocksInCache(true).setBlockSize(16 * 1024))
+            .setTableFormatConfig(RocksStorage.tableConfig(cache, bloom))
             .setCompressionType(CompressionType.LZ4_COMPRESSION).setLevelCompactionDynamicLevelBytes(true);
         DBOptions dbOptions = new DBOptions().setAtomicFlush(true).setMaxBackgroundJobs(2)) {
       List<ColumnFamilyDescriptor> descriptors = new ArrayList<>();
@@ -725,81 +719,6 @@ public final class DurableStorageBenchmark {
       throw new IllegalStateException(failures.get() + " RocksDB writers failed");
     }
     return rate;
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // blockcache: RocksDB alone, the engine's table options, what one get costs
-
-  /**
-   * Loads N keys into RocksDB alone with the engine's table options, compacts them, then times
-   * single-threaded gets (present and absent keys) with the engine's block cache (64 MiB LRU, default
-   * shards, index and filter blocks in the cache), with the same cache in one shard, and with index
-   * and filter blocks outside the cache ({@code bench.valueBytes} sets the value size, so the number
-   * of keys per SST file and the size of its filter block). On the interner's store (22 MiB, one SST
-   * file of about 2.6 million keys of 50-60 bytes) the engine's settings cost about 1 ms per get and the
-   * other two 2-33 us; this synthetic store of 16-byte keys has not reproduced that so far.
-   */
-  private static void blockCache(long keys) throws Exception {
-    Path dir = freshDirectory("blockcache-" + keys);
-    RocksDB.loadLibrary();
-    try {
-      try (Options opts = new Options().setCreateIfMissing(true).setCompressionType(CompressionType.LZ4_COMPRESSION)
-          .setLevelCompactionDynamicLevelBytes(true).setWriteBufferSize(32L << 20);
-          WriteOptions noWal = new WriteOptions().setDisableWAL(true);
-          RocksDB db = RocksDB.open(opts, dir.toString())) {
-        byte[] value = new byte[VALUE_BYTES];
-        for (long i = 0; i < keys; i += 10_000) {
-          try (WriteBatch b = new WriteBatch()) {
-            for (long k = i; k < Math.min(keys, i + 10_000); k++) {
-              ThreadLocalRandom.current().nextBytes(value);
-              b.put(key(k), value);
-            }
-            db.write(noWal, b);
-          }
-        }
-        try (FlushOptions f = new FlushOptions().setWaitForFlush(true)) {
-          db.flush(f);
-        }
-        db.compactRange();
-        System.out.printf("RocksDB alone: %,d keys loaded and compacted, %s on disk; levels%n%s", keys,
-            mib(dirSize(dir)), db.getProperty("rocksdb.levelstats"));
-      }
-      String[] labels = {"engine's settings: 64 MiB LRU cache, default shards, index+filter blocks in the cache",
-          "64 MiB LRU cache in 1 shard, index+filter blocks in the cache",
-          "64 MiB LRU cache, default shards, index+filter blocks outside the cache"};
-      for (int config = 0; config < 3; config++) {
-        try (LRUCache cache = config == 1 ? new LRUCache(64L << 20, 0) : new LRUCache(64L << 20);
-            BloomFilter bloom = new BloomFilter(10, false);
-            Options opts = new Options().setTableFormatConfig(new BlockBasedTableConfig().setBlockCache(cache)
-                .setFilterPolicy(bloom).setCacheIndexAndFilterBlocks(config != 2)
-                .setPinL0FilterAndIndexBlocksInCache(true).setBlockSize(16 * 1024));
-            RocksDB db = RocksDB.open(opts, dir.toString())) {
-          int n = Integer.getInteger("bench.gets", 5_000);
-          double[] us = new double[2];
-          for (int absent = 0; absent < 2; absent++) {
-            for (int pass = 0; pass < 2; pass++) { // the first pass warms the cache
-              long t0 = System.nanoTime();
-              for (int i = 0; i < n; i++) {
-                byte[] k = key(ThreadLocalRandom.current().nextLong(keys));
-                if (absent == 1) {
-                  k[15] ^= 1;
-                  k = Arrays.copyOf(k, 17);
-                }
-                if ((db.get(k) == null) != (absent == 1)) {
-                  throw new IllegalStateException("unexpected get result");
-                }
-              }
-              us[absent] = (System.nanoTime() - t0) / 1e3 / n;
-            }
-          }
-          System.out.printf("RocksDB alone, %s: %.1f us per get of a present key, %.1f us per get of an absent key;"
-              + " block cache usage %s  [%s]%n", labels[config], us[0], us[1], db.getProperty("rocksdb.block-cache-usage"),
-              load());
-        }
-      }
-    } finally {
-      cleanUp(dir);
-    }
   }
 
   // ---------------------------------------------------------------------------------------------

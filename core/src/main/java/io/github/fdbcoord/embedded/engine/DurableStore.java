@@ -35,7 +35,7 @@ public final class DurableStore {
     try {
       long started = System.nanoTime();
       storage = RocksStorage.open(options.storageDirectory(), options.storageCacheBytes(),
-          options.storageWriteBufferBytes());
+          options.storageWriteBufferBytes(), options.rowCacheBytes());
       long durable = storage.durableVersion();
       Loader loader = new Loader(storage, dir);
       boolean manifestRequired = storage.logManifestRequired();

@@ -1,0 +1,98 @@
+package io.github.fdbcoord.embedded.storage;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Values read from the storage, by key, on the heap: a hot key is answered without a call into
+ * RocksDB (a JNI call and a block lookup, several microseconds; a cached read is a hash lookup).
+ * Absent keys are cached too: the interner and the directory mostly ask for keys that do not exist yet.
+ *
+ * <p>The cache must never answer with a value the storage no longer holds. Every apply to the storage
+ * runs between {@link #beginApply()} and {@link #endApply}, which move a generation counter to an odd
+ * and then the next even value, and removes the keys it wrote (all of them after a range clear) before
+ * it ends. A reader notes the generation before it reads RocksDB and offers the value with it; the offer
+ * is kept only if the generation is still the same, even one, checked inside the map's atomic compute
+ * of that key. An apply that began after the reader's note makes the offer fail, and one whose removal of
+ * the key ran before the offer began had already moved the generation on; a removal that waits for an
+ * offer in progress removes what it put.
+ */
+final class RowCache {
+  /** A cached absence (the storage holds no value for the key). */
+  private static final byte[] ABSENT = new byte[0];
+  /** Map and entry bookkeeping per cached pair, beyond the key's and value's bytes. */
+  private static final int ENTRY_OVERHEAD = 96;
+
+  private final Cache<Key, byte[]> cache;
+  private final AtomicLong generation = new AtomicLong();
+
+  /** A byte-string key with value equality. */
+  private record Key(byte[] bytes, int hash) {
+    static Key of(byte[] bytes) {
+      return new Key(bytes, VersionedStore.HashKey.hash(bytes));
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Key k && k.hash == hash && Arrays.equals(k.bytes, bytes);
+    }
+
+    @Override
+    public int hashCode() {
+      return hash;
+    }
+  }
+
+  RowCache(long maxBytes) {
+    this.cache = Caffeine.newBuilder()
+        .maximumWeight(maxBytes)
+        .weigher((Key k, byte[] v) -> k.bytes.length + v.length + ENTRY_OVERHEAD)
+        // Evictions run on the caller's thread: the storage's readers already hop off event loops.
+        .executor(Runnable::run)
+        .build();
+  }
+
+  /** The cached value of {@code key}, {@link #isAbsent absent}, or null when the cache does not know it. */
+  byte[] lookup(byte[] key) {
+    return cache.getIfPresent(Key.of(key));
+  }
+
+  /** Whether a {@link #lookup} answer says that the storage holds no value for the key. */
+  static boolean isAbsent(byte[] answer) {
+    return answer == ABSENT;
+  }
+
+  /** The generation to pass to {@link #offer}, noted before the storage is read. */
+  long generation() {
+    return generation.get();
+  }
+
+  /** Caches what the storage answered for {@code key}, unless an apply may have changed it since {@code seen}. */
+  void offer(byte[] key, byte[] value, long seen) {
+    if ((seen & 1) != 0) {
+      return;
+    }
+    byte[] cached = value == null ? ABSENT : value;
+    // A copy: the caller's key array may change after the read.
+    cache.asMap().compute(Key.of(key.clone()), (k, old) -> generation.get() == seen ? cached : old);
+  }
+
+  void beginApply() {
+    generation.incrementAndGet();
+  }
+
+  /** Ends an apply that wrote {@code keys} (and, with {@code anyRange}, cleared ranges: everything goes). */
+  void endApply(List<byte[]> keys, boolean anyRange) {
+    if (anyRange) {
+      cache.invalidateAll();
+    } else {
+      for (byte[] k : keys) {
+        cache.asMap().remove(Key.of(k));
+      }
+    }
+    generation.incrementAndGet();
+  }
+}
