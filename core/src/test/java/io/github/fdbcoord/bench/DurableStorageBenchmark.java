@@ -182,38 +182,21 @@ public final class DurableStorageBenchmark {
     // RocksDB alone on the engine's storage directory, with the engine's table settings.
     Path storage = dir.resolve("storage");
     long t3 = System.nanoTime();
-    List<byte[]> names;
-    try (Options listOptions = new Options()) {
-      names = RocksDB.listColumnFamilies(listOptions, storage.toString());
-    }
-    try (Cache cache = RocksStorage.blockCache(cacheBytes());
-        BloomFilter bloom = new BloomFilter(10, false);
-        ColumnFamilyOptions family = new ColumnFamilyOptions()
-            .setTableFormatConfig(RocksStorage.tableConfig(cache, bloom))
-            .setCompressionType(CompressionType.LZ4_COMPRESSION).setLevelCompactionDynamicLevelBytes(true);
-        DBOptions dbOptions = new DBOptions().setAtomicFlush(true)) {
-      List<ColumnFamilyDescriptor> descriptors = new ArrayList<>();
-      for (byte[] name : names) {
-        descriptors.add(new ColumnFamilyDescriptor(name, family));
-      }
-      List<ColumnFamilyHandle> handles = new ArrayList<>();
-      try (RocksDB rocks = RocksDB.open(dbOptions, storage.toString(), descriptors, handles)) {
-        long rocksOpen = System.nanoTime() - t3;
-        int rocksFound = 0;
-        long t4 = System.nanoTime();
-        for (long i : sample) {
-          byte[] v = rocks.get(handles.get(0), key(i));
-          if (v != null && v.length == VALUE_BYTES) {
-            rocksFound++;
-          }
+    withRocksAlone(storage, (rocks, handles) -> {
+      long rocksOpen = System.nanoTime() - t3;
+      int rocksFound = 0;
+      long t4 = System.nanoTime();
+      for (long i : sample) {
+        byte[] v = rocks.get(handles.get(0), key(i));
+        if (v != null && v.length == VALUE_BYTES) {
+          rocksFound++;
         }
-        System.out.printf("RocksDB alone open (listColumnFamilies + RocksDB.open of %s, same table options): %.0f ms,"
-            + " then %d of %d keys read back in %.1f ms%n", storage, rocksOpen / 1e6, rocksFound, sample.length,
-            (System.nanoTime() - t4) / 1e6);
-        memoryReport("RocksDB alone open (engine closed)");
-        handles.forEach(ColumnFamilyHandle::close);
       }
-    }
+      System.out.printf("RocksDB alone open (listColumnFamilies + RocksDB.open of %s, same table options): %.0f ms,"
+          + " then %d of %d keys read back in %.1f ms%n", storage, rocksOpen / 1e6, rocksFound, sample.length,
+          (System.nanoTime() - t4) / 1e6);
+      memoryReport("RocksDB alone open (engine closed)");
+    });
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -250,6 +233,65 @@ public final class DurableStorageBenchmark {
 
   /** The same reads from RocksDB alone on the engine's storage directory (same table options), for comparison. */
   private static void rocksAloneReads(Path storage, int threads, int hotKeys) throws Exception {
+    withRocksAlone(storage, (rocks, handles) -> {
+      ColumnFamilyHandle data = handles.get(0);
+      byte[] count = null;
+      for (ColumnFamilyHandle h : handles) {
+        count = count != null ? count : rocks.get(h, COUNT_KEY);
+      }
+      long keys = ByteBuffer.wrap(count).getLong();
+      System.out.printf("RocksDB alone on %s: levels%n%s", storage, rocks.getProperty(data, "rocksdb.levelstats"));
+      System.out.printf("RocksDB alone: pending compaction bytes %s%n",
+          rocks.getProperty(data, "rocksdb.estimate-pending-compaction-bytes"));
+      byte[][] hot = new byte[(int) Math.min(hotKeys, keys)][];
+      for (int i = 0; i < hot.length; i++) {
+        hot[i] = key(ThreadLocalRandom.current().nextLong(keys));
+      }
+      for (String which : List.of("hot set", "uniform")) {
+        LongAdder reads = new LongAdder();
+        AtomicBoolean stop = new AtomicBoolean();
+        List<Thread> running = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+          Thread thread = new Thread(() -> {
+            try (org.rocksdb.ReadOptions ro = new org.rocksdb.ReadOptions()) {
+              while (!stop.get()) {
+                for (int i = 0; i < 100; i++) {
+                  byte[] k = which.equals("hot set") ? hot[ThreadLocalRandom.current().nextInt(hot.length)]
+                      : key(ThreadLocalRandom.current().nextLong(keys));
+                  if (rocks.get(data, ro, k) == null) {
+                    throw new IllegalStateException("missing key");
+                  }
+                }
+                reads.add(100);
+              }
+            } catch (org.rocksdb.RocksDBException e) {
+              throw new IllegalStateException(e);
+            }
+          });
+          thread.start();
+          running.add(thread);
+        }
+        double rate = measure(reads, "point reads");
+        stop.set(true);
+        for (Thread thread : running) {
+          thread.join();
+        }
+        System.out.printf("RocksDB alone, %,d keys stored: %d threads, point reads (RocksDB.get) %s: %,.0f /s  [%s]%n",
+            keys, threads, which.equals("hot set") ? "of a hot set of " + hot.length + " random keys"
+                : "uniform over all keys", rate, load());
+      }
+      System.out.printf("RocksDB alone: levels after the reads%n%s", rocks.getProperty(data, "rocksdb.levelstats"));
+      handles.forEach(ColumnFamilyHandle::close);
+    });
+  }
+
+  /** What a benchmark does with RocksDB alone, opened on the engine's storage directory. */
+  private interface RocksAloneUse {
+    void accept(RocksDB rocks, List<ColumnFamilyHandle> handles) throws Exception;
+  }
+
+  /** Opens RocksDB alone on the engine's storage directory, with the storage's own table options. */
+  private static void withRocksAlone(Path storage, RocksAloneUse use) throws Exception {
     List<byte[]> names;
     try (Options listOptions = new Options()) {
       names = RocksDB.listColumnFamilies(listOptions, storage.toString());
@@ -266,54 +308,11 @@ public final class DurableStorageBenchmark {
       }
       List<ColumnFamilyHandle> handles = new ArrayList<>();
       try (RocksDB rocks = RocksDB.open(dbOptions, storage.toString(), descriptors, handles)) {
-        ColumnFamilyHandle data = handles.get(0);
-        byte[] count = null;
-        for (ColumnFamilyHandle h : handles) {
-          count = count != null ? count : rocks.get(h, COUNT_KEY);
+        try {
+          use.accept(rocks, handles);
+        } finally {
+          handles.forEach(ColumnFamilyHandle::close);
         }
-        long keys = ByteBuffer.wrap(count).getLong();
-        System.out.printf("RocksDB alone on %s: levels%n%s", storage, rocks.getProperty(data, "rocksdb.levelstats"));
-        System.out.printf("RocksDB alone: pending compaction bytes %s%n",
-            rocks.getProperty(data, "rocksdb.estimate-pending-compaction-bytes"));
-        byte[][] hot = new byte[(int) Math.min(hotKeys, keys)][];
-        for (int i = 0; i < hot.length; i++) {
-          hot[i] = key(ThreadLocalRandom.current().nextLong(keys));
-        }
-        for (String which : List.of("hot set", "uniform")) {
-          LongAdder reads = new LongAdder();
-          AtomicBoolean stop = new AtomicBoolean();
-          List<Thread> running = new ArrayList<>();
-          for (int t = 0; t < threads; t++) {
-            Thread thread = new Thread(() -> {
-              try (org.rocksdb.ReadOptions ro = new org.rocksdb.ReadOptions()) {
-                while (!stop.get()) {
-                  for (int i = 0; i < 100; i++) {
-                    byte[] k = which.equals("hot set") ? hot[ThreadLocalRandom.current().nextInt(hot.length)]
-                        : key(ThreadLocalRandom.current().nextLong(keys));
-                    if (rocks.get(data, ro, k) == null) {
-                      throw new IllegalStateException("missing key");
-                    }
-                  }
-                  reads.add(100);
-                }
-              } catch (org.rocksdb.RocksDBException e) {
-                throw new IllegalStateException(e);
-              }
-            });
-            thread.start();
-            running.add(thread);
-          }
-          double rate = measure(reads, "point reads");
-          stop.set(true);
-          for (Thread thread : running) {
-            thread.join();
-          }
-          System.out.printf("RocksDB alone, %,d keys stored: %d threads, point reads (RocksDB.get) %s: %,.0f /s  [%s]%n",
-              keys, threads, which.equals("hot set") ? "of a hot set of " + hot.length + " random keys"
-                  : "uniform over all keys", rate, load());
-        }
-        System.out.printf("RocksDB alone: levels after the reads%n%s", rocks.getProperty(data, "rocksdb.levelstats"));
-        handles.forEach(ColumnFamilyHandle::close);
       }
     }
   }
