@@ -113,6 +113,9 @@ public record Manifest(long logStart, long acknowledgedThrough, List<Entry> segm
           throw corrupt(file, "unreadable line '" + lines[i] + "'");
         }
       }
+      if (segments.isEmpty()) {
+        throw corrupt(file, "it lists no segment (the log always has one)");
+      }
       return new Manifest(logStart, acknowledged, segments);
     } catch (NumberFormatException e) {
       throw corrupt(file, "a number is unreadable (" + e.getMessage() + ")");
@@ -134,7 +137,7 @@ public record Manifest(long logStart, long acknowledgedThrough, List<Entry> segm
   /** Reads {@code dir/MANIFEST}, or returns null when there is none. */
   static Manifest read(FileLayer files, Path dir) throws IOException {
     Path file = dir.resolve(FILE);
-    if (!files.list(dir).contains(file)) {
+    if (files.list(dir).stream().noneMatch(p -> p.getFileName().toString().equals(FILE))) {
       return null;
     }
     try (FileLayer.OpenFile f = files.open(file, FileLayer.Mode.READ)) {

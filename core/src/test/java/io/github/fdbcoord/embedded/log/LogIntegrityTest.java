@@ -232,6 +232,8 @@ class LogIntegrityTest {
     byte[] good = Files.readAllBytes(manifest);
     Files.write(manifest, java.util.Arrays.copyOf(good, good.length / 2));
     assertMentions(openFails(), manifest.toString(), "is corrupt");
+    new Manifest(1, 9, List.of()).write(FileLayer.NIO, dir);
+    assertMentions(openFails(), "lists no segment");
     Files.delete(manifest);
     // Whoever knows the log had one (the engine's storage records it) requires it.
     IOException e = assertThrows(IOException.class, () -> CommitLog.open(FileLayer.NIO, dir, 0, true, new Collected()));
