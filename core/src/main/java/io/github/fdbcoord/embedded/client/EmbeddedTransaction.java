@@ -339,6 +339,22 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
     return !rywDisabled && !(snapshot && snapshotRyw <= 0);
   }
 
+  /**
+   * What a range read that merges stored rows with this transaction's writes returns at {@code key}:
+   * the stored value unless {@code clearedRanges} cover it when the stored row comes first ({@code order < 0}), else the own
+   * write, applied to the stored value when both are at the key ({@code order == 0}); null when absent.
+   */
+  private static byte[] merged(int order, byte[] key, byte[] storedValue, PendingWrite write,
+      TreeMap<byte[], byte[]> clearedRanges) {
+    if (order < 0) {
+      return inRanges(clearedRanges, key) ? null : storedValue;
+    }
+    if (write.kind == PendingWrite.Kind.STAMPED) {
+      throw FdbErrors.error(FdbErrors.ACCESSED_UNREADABLE);
+    }
+    return write.kind == PendingWrite.Kind.KNOWN ? write.value : write.applyOps(storedValue);
+  }
+
   private static boolean inRanges(TreeMap<byte[], byte[]> ranges, byte[] key) {
     if (ranges == null) {
       return false;
@@ -553,26 +569,13 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
           seen[seenCount++] = stored.key;
           seen[seenCount++] = stored.value;
         }
-        byte[] key;
-        byte[] value;
-        if (order < 0) {
-          key = stored.key;
-          value = inRanges(clearedRanges, key) ? null : stored.value;
+        byte[] key = order < 0 ? stored.key : w.getKey();
+        byte[] value = merged(order, key, order <= 0 ? stored.value : null, order >= 0 ? w.getValue() : null,
+            clearedRanges);
+        if (order <= 0) {
           s = stored.next();
-        } else {
-          key = w.getKey();
-          PendingWrite pw = w.getValue();
-          if (pw.kind == PendingWrite.Kind.STAMPED) {
-            throw FdbErrors.error(FdbErrors.ACCESSED_UNREADABLE);
-          }
-          if (pw.kind == PendingWrite.Kind.KNOWN) {
-            value = pw.value;
-          } else {
-            value = pw.applyOps(order == 0 ? stored.value : null);
-          }
-          if (order == 0) {
-            s = stored.next();
-          }
+        }
+        if (order >= 0) {
           w = next(wi);
         }
         if (value != null) {
@@ -621,26 +624,13 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
         // The next stored row (or the base of an atomic operation) would come from storage.
         throw FdbErrors.error(FdbErrors.TRANSACTION_TOO_OLD);
       }
-      byte[] key;
-      byte[] value;
-      if (order < 0) {
-        key = stored.key;
-        value = inRanges(clearedRanges, key) ? null : stored.value;
+      byte[] key = order < 0 ? stored.key : w.getKey();
+      byte[] value = merged(order, key, order <= 0 ? stored.value : null, order >= 0 ? w.getValue() : null,
+          clearedRanges);
+      if (order <= 0) {
         s = stored.next();
-      } else {
-        key = w.getKey();
-        PendingWrite pw = w.getValue();
-        if (pw.kind == PendingWrite.Kind.STAMPED) {
-          throw FdbErrors.error(FdbErrors.ACCESSED_UNREADABLE);
-        }
-        if (pw.kind == PendingWrite.Kind.KNOWN) {
-          value = pw.value;
-        } else {
-          value = pw.applyOps(order == 0 ? stored.value : null);
-        }
-        if (order == 0) {
-          s = stored.next();
-        }
+      }
+      if (order >= 0) {
         w = next(wi);
       }
       if (value != null) {
