@@ -1,5 +1,12 @@
 package io.github.fdbcoord.embedded;
 
+import static io.github.fdbcoord.embedded.CrashBank.ACCOUNTS;
+import static io.github.fdbcoord.embedded.CrashBank.OPENING;
+import static io.github.fdbcoord.embedded.CrashBank.account;
+import static io.github.fdbcoord.embedded.CrashBank.decode;
+import static io.github.fdbcoord.embedded.CrashBank.encode;
+import static io.github.fdbcoord.embedded.CrashBank.transfer;
+import static io.github.fdbcoord.embedded.CrashBank.transferKey;
 import io.github.fdbcoord.embedded.log.NonDurableFileLayer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -8,7 +15,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.apple.foundationdb.KeyValue;
 import com.apple.foundationdb.Range;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -34,8 +40,6 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class PowerLossTransferTest {
   private static final Path DIR = Path.of("/simulated/bank");
-  private static final int ACCOUNTS = 8;
-  private static final long OPENING = 1_000;
   private static final int WORKERS = 4;
   private static final int MAX_TRANSFERS_PER_WORKER = 400;
   private static final NonDurableFileLayer.Loss[] LOSSES = {
@@ -46,31 +50,6 @@ class PowerLossTransferTest {
     // -Dpowerloss.seeds=N for a longer soak; -Dpowerloss.firstSeed=S to start elsewhere.
     long first = Long.getLong("powerloss.firstSeed", 0);
     return LongStream.range(first, first + Long.getLong("powerloss.seeds", 40));
-  }
-
-  private static byte[] account(int i) {
-    return ("acct/" + i).getBytes(StandardCharsets.UTF_8);
-  }
-
-  private static byte[] transferKey(String id) {
-    return ("xfer/" + id).getBytes(StandardCharsets.UTF_8);
-  }
-
-  private static byte[] encode(long... values) {
-    ByteBuffer b = ByteBuffer.allocate(8 * values.length);
-    for (long v : values) {
-      b.putLong(v);
-    }
-    return b.array();
-  }
-
-  private static long[] decode(byte[] bytes) {
-    ByteBuffer b = ByteBuffer.wrap(bytes);
-    long[] out = new long[bytes.length / 8];
-    for (int i = 0; i < out.length; i++) {
-      out[i] = b.getLong();
-    }
-    return out;
   }
 
   /**
@@ -85,24 +64,6 @@ class PowerLossTransferTest {
       options.compactAfterLogBytes(4_000);
     }
     return EmbeddedDatabase.open(options.build());
-  }
-
-  /** Moves a random amount between two random accounts and records it under its id, at most once. */
-  private static void transfer(EmbeddedDatabase db, String id, Random random) {
-    int from = random.nextInt(ACCOUNTS);
-    int to = (from + 1 + random.nextInt(ACCOUNTS - 1)) % ACCOUNTS;
-    long amount = 1 + random.nextInt(50);
-    db.run(tr -> {
-      if (tr.get(transferKey(id)).join() != null) {
-        return null; // an earlier attempt committed (commit_unknown_result, then retried)
-      }
-      long a = decode(tr.get(account(from)).join())[0];
-      long b = decode(tr.get(account(to)).join())[0];
-      tr.set(account(from), encode(a - amount));
-      tr.set(account(to), encode(b + amount));
-      tr.set(transferKey(id), encode(from, to, amount));
-      return null;
-    });
   }
 
   /** Runs transfers on {@code workers} threads until each has done {@code perWorker} or the database fails; returns the acknowledged ids. */
