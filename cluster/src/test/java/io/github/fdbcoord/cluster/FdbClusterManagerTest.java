@@ -139,8 +139,16 @@ class FdbClusterManagerTest {
       observers.add(o);
       seen.add(events);
     }
-    for (FdbClusterManager o : observers) {
-      waitUntil("every observer sees the 3 observers", () -> o.getNodes().size() == 3, Duration.ofSeconds(5));
+    // The view changes before the listener runs, so wait for the events themselves: observer i has
+    // heard of every observer that joined after it. Clearing earlier would let a late event leak in.
+    for (int i = 0; i < observers.size(); i++) {
+      List<String> events = seen.get(i);
+      List<String> expected = new ArrayList<>();
+      for (FdbClusterManager later : observers.subList(i + 1, observers.size())) {
+        expected.add("added " + later.getNodeId());
+      }
+      waitUntil("observer " + i + " heard of the observers after it", () -> events.equals(expected),
+          Duration.ofSeconds(5));
     }
     seen.forEach(List::clear); // from here on every observer must see exactly the same story
 
