@@ -187,12 +187,19 @@ public final class RocksStorage implements AutoCloseable {
     }
     byte[] cached = rows.lookup(key);
     if (cached != null) {
-      return RowCache.isAbsent(cached) ? null : cached;
+      return cached;
     }
     long seen = rows.generation();
     byte[] value = read(key);
-    rows.offer(key, value, seen);
+    if (value != null) {
+      rows.offer(key, value, seen);
+    }
     return value;
+  }
+
+  /** Whether the row cache holds {@code key} (for tests). */
+  boolean rowCached(byte[] key) {
+    return rows != null && rows.lookup(key) != null;
   }
 
   private byte[] read(byte[] key) {

@@ -2,6 +2,7 @@ package io.github.fdbcoord.embedded.storage;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -90,21 +91,28 @@ class RowCacheTest {
   }
 
   @Test
-  void absentKeysAreCachedAndForgottenWhenWritten() throws Exception {
+  void storedValuesAreCachedAbsentKeysAreNotAndWritesAreForgotten() throws Exception {
     try (RocksStorage storage = RocksStorage.open(dir, 8L << 20, 4L << 20, 1L << 20)) {
       byte[] k = key(1);
       assertNull(storage.get(k));
-      assertNull(storage.get(k), "a cached absence");
+      assertFalse(storage.rowCached(k), "an absence is not cached");
       RocksStorage.WriteBatchBuilder batch = storage.batch();
       batch.set(k, new byte[] {42});
       storage.apply(batch, 1);
       assertArrayEquals(new byte[] {42}, storage.get(k));
+      assertTrue(storage.rowCached(k), "a stored value is cached once read");
+      assertArrayEquals(new byte[] {42}, storage.get(k), "a cached read");
+      RocksStorage.WriteBatchBuilder overwrite = storage.batch();
+      overwrite.set(k, new byte[] {43});
+      storage.apply(overwrite, 2);
+      assertFalse(storage.rowCached(k), "the apply forgot the replaced value");
+      assertArrayEquals(new byte[] {43}, storage.get(k));
       // The caller's key array may change afterwards: the cache kept a copy.
-      byte[] mutable = key(2);
+      byte[] mutable = key(1);
+      assertArrayEquals(new byte[] {43}, storage.get(mutable));
+      mutable[mutable.length - 1] = '2';
       assertNull(storage.get(mutable));
-      mutable[mutable.length - 1] = '1';
-      assertArrayEquals(new byte[] {42}, storage.get(mutable));
-      assertNull(storage.get(key(2)));
+      assertArrayEquals(new byte[] {43}, storage.get(key(1)));
     }
   }
 }
