@@ -57,10 +57,16 @@ public final class Engine implements AutoCloseable {
   private final java.util.ArrayDeque<Applied> toApply = new java.util.ArrayDeque<>();
   /** Bytes of changes in {@link #toApply}: what the window holds beyond the chains themselves. */
   private final java.util.concurrent.atomic.AtomicLong toApplyBytes = new java.util.concurrent.atomic.AtomicLong();
+  /** Version of the oldest commit in {@link #toApply}, or {@code Long.MAX_VALUE} when it is empty. Written under commitLock. */
+  private volatile long oldestUnapplied = Long.MAX_VALUE;
   /** Moves versions that left the MVCC window into the storage (durable mode only). */
   private final Thread applier;
   /** A log roll whose records are truncated once the storage holds them, or -1. Applier only. */
   private long rolledAt = -1;
+  /** The flush and truncation behind {@link #rolledAt} in progress, or null. Applier only (and close, after it). */
+  private CompletableFuture<Void> truncation;
+  /** Runs {@link #truncation}s (durable mode only). */
+  private final java.util.concurrent.ExecutorService truncator;
   /** Newest version whose commit is applied and (when durable) on disk: what new readers see. */
   private volatile long visibleVersion;
   /** Newest version handed to a commit or to an idle advance. Guarded by commitLock. */
@@ -94,9 +100,15 @@ public final class Engine implements AutoCloseable {
     if (storage != null) {
       applier = new Thread(this::applyLoop, "fdb-embedded-storage");
       applier.setDaemon(true);
+      truncator = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+        Thread th = new Thread(r, "fdb-embedded-truncate");
+        th.setDaemon(true);
+        return th;
+      });
       applier.start();
     } else {
       applier = null;
+      truncator = null;
     }
   }
 
@@ -228,6 +240,9 @@ public final class Engine implements AutoCloseable {
         } else {
           byte[] changes = record.toByteArray();
           durable = appendToLog(version, changes);
+          if (toApply.isEmpty()) {
+            oldestUnapplied = version;
+          }
           toApply.addLast(new Applied(version, changes));
           toApplyBytes.addAndGet(changes.length);
         }
@@ -287,6 +302,12 @@ public final class Engine implements AutoCloseable {
 
   /** Versions stay in memory this long past the MVCC window before they move to the storage. */
   private static final long APPLY_LAG_VERSIONS = 1_000_000L;
+  /**
+   * Commits wait while the oldest commit not yet in the storage is older than this: the applier
+   * shares the cores with every client, and a window that grows beyond the MVCC window costs heap
+   * and collector time on every commit (FoundationDB's ratekeeper throttles on storage lag too).
+   */
+  private static final long MAX_APPLY_BACKLOG_VERSIONS = MAX_READ_TRANSACTION_LIFE_VERSIONS + APPLY_LAG_VERSIONS + 1_000_000L;
   /** The applier's pause between rounds. */
   private static final long APPLY_INTERVAL_NANOS = 20_000_000L;
   /** Bytes of changes written to the storage in one batch. */
@@ -353,10 +374,12 @@ public final class Engine implements AutoCloseable {
    */
   private void awaitStorage() {
     long limit = options.maxUnappliedBytes();
-    while (toApplyBytes.get() > limit && !closed && failure == null) {
+    while ((toApplyBytes.get() > limit || clock() - oldestUnapplied > MAX_APPLY_BACKLOG_VERSIONS)
+        && !closed && failure == null) {
       java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
     }
   }
+
 
   /** Applies every durable commit up to {@code target} to the storage and drops it from the window. */
   private void applyThrough(long target) {
@@ -372,6 +395,7 @@ public final class Engine implements AutoCloseable {
           ready.add(a);
           bytes += a.changes.length;
         }
+        oldestUnapplied = toApply.isEmpty() ? Long.MAX_VALUE : toApply.peekFirst().version;
       } finally {
         commitLock.unlock();
       }
@@ -434,9 +458,27 @@ public final class Engine implements AutoCloseable {
 
   /**
    * Once the log has grown past the configured size, rolls it; once the storage holds the rolled
-   * version, flushes the storage to its files and truncates the log behind it.
+   * version, flushes the storage to its files and truncates the log behind it, on the truncator's
+   * thread: a flush waits for RocksDB to write its memtables (a few hundred milliseconds under load),
+   * and the applier must keep applying meanwhile or commits wait for it.
    */
   private void maybeTruncateLog() throws java.io.IOException {
+    if (truncation != null) {
+      if (!truncation.isDone()) {
+        return;
+      }
+      try {
+        truncation.join();
+      } catch (java.util.concurrent.CompletionException e) {
+        Throwable cause = e.getCause();
+        if (cause instanceof java.io.UncheckedIOException io) {
+          throw io.getCause();
+        }
+        throw cause instanceof RuntimeException r ? r : e;
+      }
+      truncation = null;
+      rolledAt = -1;
+    }
     if (rolledAt < 0) {
       if (log.bytesSinceSnapshot() < options.compactAfterLogBytes()) {
         return;
@@ -449,11 +491,18 @@ public final class Engine implements AutoCloseable {
       }
     }
     if (storage.durableVersion() >= rolledAt) {
-      storage.flush();
-      log.truncateThrough(rolledAt);
-      rolledAt = -1;
+      long through = rolledAt;
+      truncation = CompletableFuture.runAsync(() -> {
+        storage.flush();
+        try {
+          log.truncateThrough(through);
+        } catch (java.io.IOException e) {
+          throw new java.io.UncheckedIOException(e);
+        }
+      }, truncator);
     }
   }
+
 
   /** Heap and storage figures for tests and benchmarks: window chains, queued changes. */
   long windowChains() {
@@ -642,6 +691,13 @@ public final class Engine implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    if (truncation != null) {
+      truncation.exceptionally(t -> {
+        LOG.warn("embedded engine: truncating the log failed; the next open replays it", t);
+        return null;
+      }).join();
+    }
+    truncator.shutdown();
     try {
       if (failure == null) {
         applyThrough(Long.MAX_VALUE);
