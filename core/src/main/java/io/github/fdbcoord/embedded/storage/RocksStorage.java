@@ -112,6 +112,7 @@ public final class RocksStorage implements AutoCloseable {
         // The data and the durable-version record must reach disk together.
         .setAtomicFlush(true)
         .setMaxBackgroundJobs(2)
+        .setBytesPerSync(1L << 20)
         .setKeepLogFileNum(3);
     resources.add(options);
     List<ColumnFamilyDescriptor> families = List.of(
