@@ -19,9 +19,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * and then the next even value, and removes the keys it wrote (or, after a range clear, replaces the
  * whole cache by an empty one) before it ends. A reader notes the generation before it reads RocksDB
  * and offers the value with it; the offer is kept only if the generation is still the same, even one,
- * checked inside the map's atomic compute of that key. An apply that began after the reader's note makes the offer fail, and one whose removal of
- * the key ran before the offer began had already moved the generation on; a removal that waits for an
- * offer in progress removes what it put.
+ * checked inside the map's atomic compute of that key. An apply that began after the reader's note
+ * makes the offer fail, and one whose removal of the key ran before the offer began had already moved
+ * the generation on; a removal that waits for an offer in progress removes what it put.
  */
 final class RowCache {
   /** Map and entry bookkeeping per cached pair, beyond the key's and value's bytes. */
