@@ -57,7 +57,7 @@ public final class Engine implements AutoCloseable {
   private final java.util.ArrayDeque<Applied> toApply = new java.util.ArrayDeque<>();
   /** Bytes of changes in {@link #toApply}: what the window holds beyond the chains themselves. */
   private final java.util.concurrent.atomic.AtomicLong toApplyBytes = new java.util.concurrent.atomic.AtomicLong();
-  /** Version of the oldest commit in {@link #toApply}, or {@code Long.MAX_VALUE} when it is empty. Written under commitLock. */
+  /** Version of the oldest commit in {@link #toApply} ({@code Long.MAX_VALUE}: none). Written under commitLock. */
   private volatile long oldestUnapplied = Long.MAX_VALUE;
   /** Moves versions that left the MVCC window into the storage (durable mode only). */
   private final Thread applier;
@@ -283,14 +283,28 @@ public final class Engine implements AutoCloseable {
     commitLock.lock();
   }
 
+  /**
+   * Stops the engine: every later operation fails with what failed first (a failed log append and the
+   * applier's next manifest write report one failure, whichever thread meets it first).
+   */
+  private void stop(String what, Throwable cause) {
+    synchronized (this) {
+      if (failure != null) {
+        return;
+      }
+      failure = new FDBException("Embedded engine's " + what + " failed: " + cause.getMessage(),
+          FdbErrors.INTERNAL_ERROR);
+    }
+    LOG.error("embedded engine stopped: its " + what + " failed", cause);
+  }
+
   private CompletableFuture<Void> appendToLog(long version, byte[] payload) {
     CompletableFuture<Void> appended = log.append(version, payload);
     CompletableFuture<Void> visible = appended.handle((v, t) -> {
       if (t != null) {
         // Later operations fail for good; this commit may be on disk all the same and recovered
         // on restart, so its own result is unknown, as FoundationDB reports such a commit.
-        failure = new FDBException("Embedded engine's commit log failed: " + t.getMessage(), FdbErrors.INTERNAL_ERROR);
-        LOG.error("embedded engine stopped: its commit log failed", t);
+        stop("commit log", t);
         throw FdbErrors.error(FdbErrors.COMMIT_UNKNOWN_RESULT);
       }
       advanceVisible(version);
@@ -307,7 +321,8 @@ public final class Engine implements AutoCloseable {
    * shares the cores with every client, and a window that grows beyond the MVCC window costs heap
    * and collector time on every commit (FoundationDB's ratekeeper throttles on storage lag too).
    */
-  private static final long MAX_APPLY_BACKLOG_VERSIONS = MAX_READ_TRANSACTION_LIFE_VERSIONS + APPLY_LAG_VERSIONS + 1_000_000L;
+  private static final long MAX_APPLY_BACKLOG_VERSIONS =
+      MAX_READ_TRANSACTION_LIFE_VERSIONS + APPLY_LAG_VERSIONS + 1_000_000L;
   /** The applier's pause between rounds. */
   private static final long APPLY_INTERVAL_NANOS = 20_000_000L;
   /** Bytes of changes written to the storage in one batch. */
@@ -359,9 +374,12 @@ public final class Engine implements AutoCloseable {
           nextManifest = System.nanoTime() + MANIFEST_INTERVAL_NANOS;
           log.recordAcknowledged();
         }
-      } catch (RuntimeException | java.io.IOException e) {
-        failure = new FDBException("Embedded engine's storage failed: " + e.getMessage(), FdbErrors.INTERNAL_ERROR);
-        LOG.error("embedded engine stopped: its storage " + storage.directory() + " failed", e);
+      } catch (java.io.IOException e) {
+        // The applier's I/O errors are the log's (its manifest, roll or truncation).
+        stop("commit log", e);
+        return;
+      } catch (RuntimeException e) {
+        stop("storage " + storage.directory(), e);
         return;
       }
     }
@@ -379,7 +397,6 @@ public final class Engine implements AutoCloseable {
       java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
     }
   }
-
 
   /** Applies every durable commit up to {@code target} to the storage and drops it from the window. */
   private void applyThrough(long target) {
@@ -502,7 +519,6 @@ public final class Engine implements AutoCloseable {
       }, truncator);
     }
   }
-
 
   /** Heap and storage figures for tests and benchmarks: window chains, queued changes. */
   long windowChains() {
