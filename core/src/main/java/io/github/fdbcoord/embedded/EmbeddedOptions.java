@@ -10,8 +10,8 @@ import java.util.concurrent.Executor;
 /**
  * How an {@link EmbeddedDatabase} is opened. Immutable; build with {@link #builder()}.
  *
- * <p>Defaults: in memory (no data directory), no injected latency, a private daemon thread pool
- * as the transactions' default executor.
+ * <p>Defaults: in memory (no data directory), no injected latency, a private fork-join pool of
+ * daemon threads (one per core) as the transactions' default executor.
  */
 public final class EmbeddedOptions {
   private final Path dataDirectory;
@@ -69,7 +69,7 @@ public final class EmbeddedOptions {
     return commitLatency;
   }
 
-  /** The default executor of transactions, or null for the engine's own daemon pool. */
+  /** The default executor of transactions, or null for the engine's own fork-join pool. */
   public Executor executor() {
     return executor;
   }
@@ -153,6 +153,12 @@ public final class EmbeddedOptions {
       return this;
     }
 
+    /**
+     * The transactions' default executor, where futures complete and continuations run. The
+     * default, a fork-join pool with a thread per core, adds threads while callbacks wait with
+     * {@code join()} or {@code get()}; give callbacks that block in other ways (locks, sleeps, other
+     * I/O) an executor that can grow, such as {@code Executors.newCachedThreadPool()}.
+     */
     public Builder executor(Executor executor) {
       this.executor = executor;
       return this;

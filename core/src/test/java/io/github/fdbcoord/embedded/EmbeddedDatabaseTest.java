@@ -341,6 +341,36 @@ class EmbeddedDatabaseTest {
   }
 
   @Test
+  void defaultExecutorKeepsCompletingCommitsWhileEveryWorkerWaitsForOne(@org.junit.jupiter.api.io.TempDir
+      java.nio.file.Path dir) throws Exception {
+    // A durable commit completes through the executor: callbacks on it that wait for commits (as run()
+    // does) must not take every thread the completions need.
+    int callbacks = 64;
+    int commitsEach = 5;
+    try (EmbeddedDatabase durable = EmbeddedDatabase.open(EmbeddedOptions.durable(dir))) {
+      List<CompletableFuture<String>> all = new ArrayList<>();
+      for (int c = 0; c < callbacks; c++) {
+        final int id = c;
+        all.add(CompletableFuture.supplyAsync(() -> {
+          for (int i = 0; i < commitsEach; i++) {
+            final int n = i;
+            durable.run(tr -> {
+              tr.set(b("w/" + id + "/" + n), b("x"));
+              return null;
+            });
+          }
+          return Thread.currentThread().getName() + (Thread.currentThread().isDaemon() ? " daemon" : "");
+        }, durable.getExecutor()));
+      }
+      CompletableFuture.allOf(all.toArray(new CompletableFuture<?>[0])).get(60, TimeUnit.SECONDS);
+      for (CompletableFuture<String> f : all) {
+        assertTrue(f.join().matches("fdb-embedded-\\d+ daemon"), f.join());
+      }
+      assertEquals(callbacks * commitsEach, durable.run(tr -> tr.getRange(b("w/"), b("w0")).asList().join()).size());
+    }
+  }
+
+  @Test
   void directoryLayerRunsUnchanged() {
     DirectoryLayer dl = new DirectoryLayer();
     List<CompletableFuture<DirectorySubspace>> created = new ArrayList<>();
