@@ -60,7 +60,8 @@ import java.util.stream.Stream;
  *       everything; the data directory's size after each step and after close/reopen, for the engine
  *       and for plain RocksDB (WAL on), with the ratios.</li>
  *   <li>{@code commits}: durable single-key commits/s, 64 writers, against RocksDB's synced puts
- *       ({@code setSync(true)}, 64 threads), alternating rounds in one run.</li>
+ *       ({@code setSync(true)}, 64 threads), alternating rounds in one run; the engine's writers both as
+ *       asynchronous loops on its executor and as 64 threads each waiting in {@code db.run}.</li>
  * </ul>
  *
  * <p>Run: {@code java -Xmx4g -cp core/target/classes:core/target/test-classes:<test classpath>
@@ -625,6 +626,7 @@ public final class DurableStorageBenchmark {
     Path rocksDir = freshDirectory("commits-rocksdb");
     RocksDB.loadLibrary();
     double engineSum = 0;
+    double blockingSum = 0;
     double rocksSum = 0;
     try (EmbeddedDatabase db = EmbeddedDatabase.open(options(engineDir).build());
         Options opts = new Options().setCreateIfMissing(true);
@@ -634,16 +636,23 @@ public final class DurableStorageBenchmark {
           + " of %d s each after 2 s of warm-up%n", writers, VALUE_BYTES, rounds, seconds);
       for (int round = 1; round <= rounds; round++) {
         double e = engineCommits(db, writers, seconds);
-        System.out.printf("round %d: engine durable commits: %,.0f /s  [%s]%n", round, e, load());
+        System.out.printf("round %d: engine durable commits (%d asynchronous writers on the default executor): %,.0f /s"
+            + "  [%s]%n", round, writers, e, load());
         double r = rocksSyncedPuts(rocks, synced, writers, seconds);
         System.out.printf("round %d: RocksDB synced puts (setSync(true), %d threads): %,.0f /s  [%s]%n", round, writers,
             r, load());
-        System.out.printf("round %d: ratio engine / RocksDB: %.2fx%n", round, e / r);
+        double b = engineBlockingCommits(db, writers, seconds);
+        System.out.printf("round %d: engine durable commits (%d threads, each waiting in db.run): %,.0f /s  [%s]%n",
+            round, writers, b, load());
+        System.out.printf("round %d: ratio engine / RocksDB: %.2fx asynchronous, %.2fx blocking threads%n", round,
+            e / r, b / r);
         engineSum += e;
+        blockingSum += b;
         rocksSum += r;
       }
-      System.out.printf("commits: mean over %d rounds: engine %,.0f /s, RocksDB %,.0f /s, ratio %.2fx%n", rounds,
-          engineSum / rounds, rocksSum / rounds, engineSum / rocksSum);
+      System.out.printf("commits: mean over %d rounds: engine %,.0f /s asynchronous, %,.0f /s blocking threads;"
+          + " RocksDB %,.0f /s; ratios %.2fx and %.2fx%n", rounds, engineSum / rounds, blockingSum / rounds,
+          rocksSum / rounds, engineSum / rocksSum, blockingSum / rocksSum);
     } finally {
       cleanUp(engineDir);
       cleanUp(rocksDir);
@@ -688,7 +697,25 @@ public final class DurableStorageBenchmark {
 
   private static double rocksSyncedPuts(RocksDB rocks, WriteOptions synced, int threads, int seconds)
       throws Exception {
-    LongAdder puts = new LongAdder();
+    return onThreads("rocksdb-writer-", threads, seconds,
+        value -> rocks.put(synced, key(ThreadLocalRandom.current().nextLong(1_000_000)), value));
+  }
+
+  /** The engine as RocksDB is driven: each writer a thread of its own that waits for its commit. */
+  private static double engineBlockingCommits(EmbeddedDatabase db, int threads, int seconds) throws Exception {
+    return onThreads("engine-writer-", threads, seconds, value -> db.run(tr -> {
+      tr.set(key(ThreadLocalRandom.current().nextLong(1_000_000)), value);
+      return null;
+    }));
+  }
+
+  private interface Write {
+    void run(byte[] value) throws Exception;
+  }
+
+  /** Runs {@code write} in a loop on each of {@code threads} threads; returns the writes/s measured. */
+  private static double onThreads(String name, int threads, int seconds, Write write) throws Exception {
+    LongAdder writes = new LongAdder();
     AtomicBoolean stop = new AtomicBoolean();
     List<Thread> running = new ArrayList<>();
     AtomicLong failures = new AtomicLong();
@@ -698,24 +725,24 @@ public final class DurableStorageBenchmark {
         while (!stop.get()) {
           ThreadLocalRandom.current().nextBytes(value);
           try {
-            rocks.put(synced, key(ThreadLocalRandom.current().nextLong(1_000_000)), value);
+            write.run(value);
           } catch (Exception e) {
             failures.incrementAndGet();
             return;
           }
-          puts.increment();
+          writes.increment();
         }
-      }, "rocksdb-writer-" + t);
+      }, name + t);
       thread.start();
       running.add(thread);
     }
-    double rate = measure(puts, seconds);
+    double rate = measure(writes, seconds);
     stop.set(true);
     for (Thread thread : running) {
       thread.join();
     }
     if (failures.get() > 0) {
-      throw new IllegalStateException(failures.get() + " RocksDB writers failed");
+      throw new IllegalStateException(failures.get() + " " + name + "threads failed");
     }
     return rate;
   }
