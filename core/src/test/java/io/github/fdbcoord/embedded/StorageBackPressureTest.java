@@ -2,12 +2,21 @@ package io.github.fdbcoord.embedded;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.github.fdbcoord.embedded.engine.Engine;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import com.apple.foundationdb.FDBException;
+import com.apple.foundationdb.Transaction;
+import io.github.fdbcoord.fdb.FdbErrors;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -22,7 +31,8 @@ import org.junit.jupiter.api.io.TempDir;
  * storage server), so the MVCC window's heap stays bounded: past a byte budget of unapplied changes,
  * and once the oldest unapplied commit is more than two seconds past the 5-second window. A stalled
  * applier (held at its first batch through {@code Engine.applyObserver}) stops commits; released, they
- * resume and nothing is lost.
+ * resume and nothing is lost. A held commit waits in the engine's queue, not on its caller's thread, and
+ * closing the database fails it at once.
  */
 @Timeout(120)
 class StorageBackPressureTest {
@@ -151,6 +161,90 @@ class StorageBackPressureTest {
       writer.stop.set(true);
       writer.done.join();
       assertAllStored(db, writer.committed.get(), 4096);
+    }
+  }
+
+  /** Starts {@code count} commits of 4 KiB values on the executor's thread without waiting for any. */
+  private static List<CompletableFuture<Void>> startCommits(EmbeddedDatabase db, ExecutorService executor, int count)
+      throws Exception {
+    return executor.submit(() -> {
+      List<CompletableFuture<Void>> commits = new ArrayList<>();
+      for (int i = 0; i < count; i++) {
+        Transaction tr = db.createTransaction();
+        tr.set(key(i), new byte[4096]);
+        commits.add(tr.commit().whenComplete((v, t) -> tr.close()));
+      }
+      return commits;
+    }).get(5, TimeUnit.SECONDS);
+  }
+
+  private static long done(List<CompletableFuture<Void>> commits) {
+    return commits.stream().filter(CompletableFuture::isDone).count();
+  }
+
+  @Test
+  void heldCommitsTakeNoThreadFromTheExecutor() throws Exception {
+    // One executor thread: had a held commit parked its caller, nothing else could run on it, the
+    // completions of the commits before it included.
+    ExecutorService one = Executors.newSingleThreadExecutor();
+    EmbeddedOptions options = EmbeddedOptions.builder().dataDirectory(dir).maxUnappliedBytes(64 << 10)
+        .executor(one).build();
+    try (EmbeddedDatabase db = EmbeddedDatabase.open(options)) {
+      // About 16 commits of 4 KiB fit the budget; the rest are held until the first ones leave the
+      // window at 6 s and the applier moves them to the storage.
+      List<CompletableFuture<Void>> commits = startCommits(db, one, 24);
+      waitUntil("the commits within the budget complete", () -> done(commits) >= 10, 5_000);
+      sleepMillis(300);
+      long completed = done(commits);
+      assertTrue(completed >= 10 && completed < 24, completed + " commits of 4 KiB done within a 64 KiB budget");
+      assertEquals(42, one.submit(() -> 42).get(1, TimeUnit.SECONDS), "the executor's thread is free");
+
+      CompletableFuture.allOf(commits.toArray(new CompletableFuture<?>[0])).get(30, TimeUnit.SECONDS);
+      for (int i = 0; i < 24; i++) {
+        long k = i;
+        assertArrayEquals(new byte[4096], db.read(tr -> tr.get(key(k)).join()), "key " + k);
+      }
+    } finally {
+      one.shutdownNow();
+    }
+  }
+
+  @Test
+  void closingTheDatabaseFailsHeldCommitsAndKeepsTheOthers() throws Exception {
+    ExecutorService one = Executors.newSingleThreadExecutor();
+    List<CompletableFuture<Void>> commits;
+    EmbeddedOptions options = EmbeddedOptions.builder().dataDirectory(dir).maxUnappliedBytes(64 << 10)
+        .executor(one).build();
+    try (EmbeddedDatabase db = EmbeddedDatabase.open(options)) {
+      // Nothing leaves the window for its first 6 s: past the budget, commits are held until then.
+      commits = startCommits(db, one, 100);
+      waitUntil("the commits within the budget complete", () -> done(commits) >= 10, 5_000);
+      assertTrue(done(commits) < 100, "some commits are held");
+    } finally {
+      one.shutdownNow();
+    }
+    int committed = 0;
+    for (CompletableFuture<Void> commit : commits) {
+      // Every commit answers at once: done, or failed with operation_cancelled (1101).
+      assertTrue(commit.isDone(), "a commit still waits after close");
+      if (commit.isCompletedExceptionally()) {
+        CompletionException e = assertThrows(CompletionException.class, commit::join);
+        assertEquals(FdbErrors.OPERATION_CANCELLED, ((FDBException) e.getCause()).getCode());
+      } else {
+        committed++;
+      }
+    }
+    assertTrue(committed >= 10 && committed < 100, committed + " commits done before close");
+    try (EmbeddedDatabase reopened = EmbeddedDatabase.open(EmbeddedOptions.durable(dir))) {
+      for (int i = 0; i < 100; i++) {
+        long k = i;
+        byte[] value = reopened.read(tr -> tr.get(key(k)).join());
+        if (commits.get(i).isCompletedExceptionally()) {
+          assertEquals(null, value, "a failed commit's key " + k + " is absent");
+        } else {
+          assertArrayEquals(new byte[4096], value, "key " + k);
+        }
+      }
     }
   }
 }

@@ -79,6 +79,17 @@ public final class Engine implements AutoCloseable {
   /** One commit's changes, as logged, waiting to be applied to the storage. */
   private record Applied(long version, byte[] changes) {}
 
+  /** A commit held back while the storage lags, and what its caller waits on. */
+  private record HeldCommit(CommitRequest request, CompletableFuture<CommitResult> result) {}
+
+  /**
+   * Commits held back while the storage lags (oldest first); the applier lets them through once it
+   * has caught up. A queue rather than a parked thread: the caller is usually a thread of the
+   * transactions' executor, which the completions of every other commit need too.
+   */
+  private final java.util.concurrent.ConcurrentLinkedQueue<HeldCommit> heldForStorage =
+      new java.util.concurrent.ConcurrentLinkedQueue<>();
+
   Engine(EmbeddedOptions options, VersionedStore store, CommitLog log, long recoveredVersion) {
     this.options = options;
     this.store = store;
@@ -200,12 +211,23 @@ public final class Engine implements AutoCloseable {
   public CompletableFuture<CommitResult> commit(CommitRequest req) {
     boolean readOnly = req.writeConflicts.isEmpty() && req.writes == null && req.clearedRanges == null
         && req.stampedKeys == null;
+    // Behind commits already held, in order, so that a steady stream cannot starve them.
+    if (!readOnly && storage != null && (!heldForStorage.isEmpty() || storageBehind())) {
+      HeldCommit held = new HeldCommit(req, new CompletableFuture<>());
+      heldForStorage.add(held);
+      if (closed || failure != null) {
+        // The applier may have stopped before this commit was queued: nothing would release it.
+        releaseHeldCommits(false);
+      }
+      return held.result;
+    }
+    return commitNow(req, readOnly);
+  }
+
+  private CompletableFuture<CommitResult> commitNow(CommitRequest req, boolean readOnly) {
     List<Watches.Watch> fired = new ArrayList<>();
     CompletableFuture<Void> durable;
     long version;
-    if (!readOnly && storage != null) {
-      awaitStorage();
-    }
     VersionedStore.Chain[] prepared = readOnly ? null : prepare(req.writes);
     lockForCommit();
     try {
@@ -216,10 +238,12 @@ public final class Engine implements AutoCloseable {
         durable = null;
         version = -1;
       } else {
-        if (tooOld(req.readVersion) || !history.canCheck(req.readVersion)) {
+        List<byte[]> reads = req.readConflicts;
+        // As FoundationDB's resolver: only what a transaction read can be too old to check; a blind
+        // write commits whatever the age of its read version.
+        if (!reads.isEmpty() && (tooOld(req.readVersion) || !history.canCheck(req.readVersion))) {
           throw FdbErrors.error(FdbErrors.TRANSACTION_TOO_OLD);
         }
-        List<byte[]> reads = req.readConflicts;
         for (int i = 0; i < reads.size(); i += 2) {
           if (history.conflicts(reads.get(i), reads.get(i + 1), req.readVersion)) {
             throw FdbErrors.error(FdbErrors.NOT_COMMITTED);
@@ -296,6 +320,7 @@ public final class Engine implements AutoCloseable {
           FdbErrors.INTERNAL_ERROR);
     }
     LOG.error("embedded engine stopped: its " + what + " failed", cause);
+    releaseHeldCommits(false);
   }
 
   private CompletableFuture<Void> appendToLog(long version, byte[] payload) {
@@ -369,6 +394,7 @@ public final class Engine implements AutoCloseable {
       }
       try {
         applyThrough(clock() - MAX_READ_TRANSACTION_LIFE_VERSIONS - APPLY_LAG_VERSIONS);
+        releaseHeldCommits(true);
         maybeTruncateLog();
         if (System.nanoTime() - nextManifest >= 0) {
           nextManifest = System.nanoTime() + MANIFEST_INTERVAL_NANOS;
@@ -386,15 +412,30 @@ public final class Engine implements AutoCloseable {
   }
 
   /**
-   * Holds a commit back while the storage lags too far behind (as FoundationDB's ratekeeper throttles
-   * clients when storage servers fall behind): the changes waiting for it, and the window's chains,
-   * live on the heap.
+   * Whether new commits wait for the storage: it lags too far behind (as FoundationDB's ratekeeper
+   * throttles clients when storage servers fall behind), and the changes waiting for it and the
+   * window's chains live on the heap. Never once the engine is closed or failed: those commits fail.
    */
-  private void awaitStorage() {
-    long limit = options.maxUnappliedBytes();
-    while ((toApplyBytes.get() > limit || clock() - oldestUnapplied > MAX_APPLY_BACKLOG_VERSIONS)
-        && !closed && failure == null) {
-      java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
+  private boolean storageBehind() {
+    return (toApplyBytes.get() > options.maxUnappliedBytes()
+        || clock() - oldestUnapplied > MAX_APPLY_BACKLOG_VERSIONS) && !closed && failure == null;
+  }
+
+  /**
+   * Lets held commits through, oldest first, while the storage keeps up ({@code whileCaughtUp}) or
+   * all of them (the engine closed or failed: each then fails as any new commit would).
+   */
+  private void releaseHeldCommits(boolean whileCaughtUp) {
+    HeldCommit held;
+    while ((!whileCaughtUp || !storageBehind()) && (held = heldForStorage.poll()) != null) {
+      CompletableFuture<CommitResult> result = held.result;
+      commitNow(held.request, false).whenComplete((r, t) -> {
+        if (t != null) {
+          result.completeExceptionally(t instanceof java.util.concurrent.CompletionException ? t.getCause() : t);
+        } else {
+          result.complete(r);
+        }
+      });
     }
   }
 
@@ -685,6 +726,7 @@ public final class Engine implements AutoCloseable {
     } finally {
       commitLock.unlock();
     }
+    releaseHeldCommits(false);
     pending.exceptionally(t -> null).join();
     watches.failAll();
     timer.shutdownNow();
