@@ -394,6 +394,7 @@ public final class Engine implements AutoCloseable {
       }
       try {
         applyThrough(clock() - MAX_READ_TRANSACTION_LIFE_VERSIONS - APPLY_LAG_VERSIONS);
+        // Also when nothing was applied: a commit may have queued just as the last ones left.
         releaseHeldCommits(true);
         maybeTruncateLog();
         if (System.nanoTime() - nextManifest >= 0) {
@@ -429,7 +430,14 @@ public final class Engine implements AutoCloseable {
     HeldCommit held;
     while ((!whileCaughtUp || !storageBehind()) && (held = heldForStorage.poll()) != null) {
       CompletableFuture<CommitResult> result = held.result;
-      commitNow(held.request, false).whenComplete((r, t) -> {
+      CompletableFuture<CommitResult> outcome;
+      try {
+        outcome = commitNow(held.request, false);
+      } catch (RuntimeException e) {
+        // This commit's own failure, as it would have reached its caller: not the applier's.
+        outcome = CompletableFuture.failedFuture(e);
+      }
+      outcome.whenComplete((r, t) -> {
         if (t != null) {
           result.completeExceptionally(t instanceof java.util.concurrent.CompletionException ? t.getCause() : t);
         } else {
@@ -492,6 +500,8 @@ public final class Engine implements AutoCloseable {
         observer.reached(ApplyStep.WRITTEN, version, bytes >= APPLY_BATCH_BYTES);
       }
       evict(version, keys, ranges);
+      // A long catch-up lets held commits through as soon as it is back within the limits.
+      releaseHeldCommits(true);
       if (bytes < APPLY_BATCH_BYTES) {
         return;
       }
