@@ -10,8 +10,8 @@ import java.util.concurrent.Executor;
 /**
  * How an {@link EmbeddedDatabase} is opened. Immutable; build with {@link #builder()}.
  *
- * <p>Defaults: in memory (no data directory), no injected latency, a private fork-join pool of
- * daemon threads (one per core) as the transactions' default executor.
+ * <p>Defaults: in memory (no data directory), no injected latency, a private cached pool of daemon
+ * threads (as fdb-java's) as the transactions' default executor.
  */
 public final class EmbeddedOptions {
   private final Path dataDirectory;
@@ -69,7 +69,7 @@ public final class EmbeddedOptions {
     return commitLatency;
   }
 
-  /** The default executor of transactions, or null for the engine's own fork-join pool. */
+  /** The default executor of transactions, or null for the engine's own cached thread pool. */
   public Executor executor() {
     return executor;
   }
@@ -154,10 +154,9 @@ public final class EmbeddedOptions {
     }
 
     /**
-     * The transactions' default executor, where futures complete and continuations run. The
-     * default, a fork-join pool with a thread per core, adds threads while callbacks wait with
-     * {@code join()} or {@code get()}; give callbacks that block in other ways (locks, sleeps, other
-     * I/O) an executor that can grow, such as {@code Executors.newCachedThreadPool()}.
+     * The transactions' default executor, where futures complete and continuations run. It must
+     * run every task it accepts in bounded time (a fork-join pool does not: its workers prefer the
+     * tasks they submitted themselves) and, if callbacks block, have threads to spare.
      */
     public Builder executor(Executor executor) {
       this.executor = executor;

@@ -371,6 +371,47 @@ class EmbeddedDatabaseTest {
   }
 
   @Test
+  void defaultExecutorCompletesCommitsWhileItsThreadsKeepSubmittingWork(@org.junit.jupiter.api.io.TempDir
+      java.nio.file.Path dir) throws Exception {
+    // Busy clients' continuations keep submitting more from the executor's own threads; a fork-join
+    // pool runs those first and left the commit completions handed in by the log waiting.
+    try (EmbeddedDatabase durable = EmbeddedDatabase.open(EmbeddedOptions.durable(dir))) {
+      java.util.concurrent.Executor executor = durable.getExecutor();
+      java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+      java.util.concurrent.atomic.AtomicLong spins = new java.util.concurrent.atomic.AtomicLong();
+      for (int i = 0; i < 2 * Runtime.getRuntime().availableProcessors(); i++) {
+        executor.execute(new Runnable() {
+          @Override
+          public void run() {
+            if (stop.get()) {
+              return;
+            }
+            long until = System.nanoTime() + 20_000;
+            while (System.nanoTime() < until) {
+              Thread.onSpinWait();
+            }
+            spins.incrementAndGet();
+            executor.execute(this);
+          }
+        });
+      }
+      try {
+        for (int i = 0; i < 20; i++) {
+          final int n = i;
+          durable.runAsync(tr -> {
+            tr.set(b("busy/" + n), b("x"));
+            return CompletableFuture.completedFuture(null);
+          }).get(5, TimeUnit.SECONDS);
+        }
+        assertTrue(spins.get() > 0, "the busy loops ran");
+      } finally {
+        stop.set(true);
+      }
+      assertEquals(20, durable.run(tr -> tr.getRange(b("busy/"), b("busy0")).asList().join()).size());
+    }
+  }
+
+  @Test
   void directoryLayerRunsUnchanged() {
     DirectoryLayer dl = new DirectoryLayer();
     List<CompletableFuture<DirectorySubspace>> created = new ArrayList<>();
