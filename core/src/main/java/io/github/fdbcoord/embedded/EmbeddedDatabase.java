@@ -77,8 +77,8 @@ public final class EmbeddedDatabase implements Database {
    * daemon threads. Each hand-off wakes an idle thread (a durable commit's completion is one), which a
    * fork-join pool avoids, but a fork-join pool's workers run the tasks they submit themselves before
    * any submitted from outside: under a steady load of continuations, commit completions and timeouts
-   * waited there for up to 70 s ({@code EmbeddedDatabaseTest} checks that they are not starved). A cached
-   * pool also never runs out of threads for callbacks that block.
+   * waited there for up to 70 s ({@code EmbeddedDatabaseTest} checks that they are not starved). A
+   * cached pool also never runs out of threads for callbacks that block.
    */
   private static ExecutorService defaultExecutor() {
     AtomicInteger n = new AtomicInteger();
