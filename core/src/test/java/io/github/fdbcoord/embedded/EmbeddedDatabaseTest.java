@@ -12,16 +12,21 @@ import io.github.fdbcoord.fdb.FdbErrors;
 import io.github.fdbcoord.fdb.Versionstamps;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -126,7 +131,7 @@ class EmbeddedDatabaseTest {
     int batches = 250;
     java.util.Map<String, Integer> sizes = new java.util.concurrent.ConcurrentHashMap<>();
     Set<String> committed = java.util.concurrent.ConcurrentHashMap.newKeySet();
-    java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+    AtomicBoolean stop = new AtomicBoolean();
     java.util.concurrent.ConcurrentLinkedQueue<String> problems = new java.util.concurrent.ConcurrentLinkedQueue<>();
     List<CompletableFuture<Void>> readers = new ArrayList<>();
     // Threads of their own (daemons): spinning readers on a shared pool can take every thread and
@@ -237,7 +242,7 @@ class EmbeddedDatabaseTest {
   @Test
   void cancellingWatchesWhileOthersWaitLosesNone() throws Exception {
     byte[] k = {7};
-    java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+    AtomicBoolean stop = new AtomicBoolean();
     List<Thread> cancellers = new ArrayList<>();
     for (int t = 0; t < 3; t++) {
       Thread th = new Thread(() -> {
@@ -312,7 +317,7 @@ class EmbeddedDatabaseTest {
   }
 
   @Test
-  void durableDirectoryRecoversCommitsAfterReopen(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+  void durableDirectoryRecoversCommitsAfterReopen(@TempDir Path dir) {
     try (EmbeddedDatabase durable = EmbeddedDatabase.open(EmbeddedOptions.builder().dataDirectory(dir)
         .compactAfterLogBytes(4096).build())) {
       for (int i = 0; i < 200; i++) {
@@ -341,8 +346,7 @@ class EmbeddedDatabaseTest {
   }
 
   @Test
-  void defaultExecutorKeepsCompletingCommitsWhileEveryWorkerWaitsForOne(@org.junit.jupiter.api.io.TempDir
-      java.nio.file.Path dir) throws Exception {
+  void defaultExecutorKeepsCompletingCommitsWhileEveryWorkerWaitsForOne(@TempDir Path dir) throws Exception {
     // A durable commit completes through the executor: callbacks on it that wait for commits (as run()
     // does) must not take every thread the completions need.
     int callbacks = 64;
@@ -371,14 +375,13 @@ class EmbeddedDatabaseTest {
   }
 
   @Test
-  void defaultExecutorCompletesCommitsWhileItsThreadsKeepSubmittingWork(@org.junit.jupiter.api.io.TempDir
-      java.nio.file.Path dir) throws Exception {
+  void defaultExecutorCompletesCommitsWhileItsThreadsKeepSubmittingWork(@TempDir Path dir) throws Exception {
     // Busy clients' continuations keep submitting more from the executor's own threads; a fork-join
     // pool runs those first and left the commit completions handed in by the log waiting.
     try (EmbeddedDatabase durable = EmbeddedDatabase.open(EmbeddedOptions.durable(dir))) {
-      java.util.concurrent.Executor executor = durable.getExecutor();
-      java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
-      java.util.concurrent.atomic.AtomicLong spins = new java.util.concurrent.atomic.AtomicLong();
+      Executor executor = durable.getExecutor();
+      AtomicBoolean stop = new AtomicBoolean();
+      AtomicLong spins = new AtomicLong();
       for (int i = 0; i < 2 * Runtime.getRuntime().availableProcessors(); i++) {
         executor.execute(new Runnable() {
           @Override

@@ -428,7 +428,9 @@ public final class Engine implements AutoCloseable {
    */
   private void releaseHeldCommits(boolean whileCaughtUp) {
     HeldCommit held;
-    while ((!whileCaughtUp || !storageBehind()) && (held = heldForStorage.poll()) != null) {
+    // The queue first: the applier asks after every batch, almost always with nothing held.
+    while (!heldForStorage.isEmpty() && (!whileCaughtUp || !storageBehind())
+        && (held = heldForStorage.poll()) != null) {
       CompletableFuture<CommitResult> result = held.result;
       CompletableFuture<CommitResult> outcome;
       try {
