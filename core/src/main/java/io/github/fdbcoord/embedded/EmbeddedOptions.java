@@ -14,6 +14,9 @@ import java.util.concurrent.Executor;
  * threads (as fdb-java's) as the transactions' default executor.
  */
 public final class EmbeddedOptions {
+  /** The default of {@link #minFreeSpaceBytes()}: 100 MiB. */
+  public static final long DEFAULT_MIN_FREE_SPACE_BYTES = 100L << 20;
+
   private final Path dataDirectory;
   private final Duration readLatency;
   private final Duration commitLatency;
@@ -25,8 +28,10 @@ public final class EmbeddedOptions {
   private final Path storageDirectory;
   private final long maxUnappliedBytes;
   private final long rowCacheBytes;
+  private final long minFreeSpaceBytes;
 
   private EmbeddedOptions(Builder b) {
+    this.minFreeSpaceBytes = b.minFreeSpaceBytes;
     this.storageCacheBytes = b.storageCacheBytes;
     this.storageWriteBufferBytes = b.storageWriteBufferBytes;
     this.storageDirectory = b.storageDirectory;
@@ -108,6 +113,16 @@ public final class EmbeddedOptions {
     return maxUnappliedBytes;
   }
 
+  /**
+   * Commits wait while the file system of the data directory (or of the storage) has less than this
+   * many bytes free, and resume once space is freed; reads go on. FoundationDB's ratekeeper stops
+   * transactions the same way when a log or storage server runs short of space (its default reserve is
+   * 100 MB): an engine that ran into a full disk would stop until restarted. 0 turns the check off.
+   */
+  public long minFreeSpaceBytes() {
+    return minFreeSpaceBytes;
+  }
+
   /** Where RocksDB keeps the state below the MVCC window: {@code storage} in the data directory unless a test moved it. */
   public Path storageDirectory() {
     return storageDirectory != null ? storageDirectory : dataDirectory;
@@ -130,6 +145,7 @@ public final class EmbeddedOptions {
     private Path storageDirectory;
     private long maxUnappliedBytes = 256L << 20;
     private long rowCacheBytes = 32L << 20;
+    private long minFreeSpaceBytes = DEFAULT_MIN_FREE_SPACE_BYTES;
 
     private Builder() {}
 
@@ -186,6 +202,14 @@ public final class EmbeddedOptions {
         throw new IllegalArgumentException("rowCacheBytes must not be negative, got " + bytes);
       }
       this.rowCacheBytes = bytes;
+      return this;
+    }
+
+    public Builder minFreeSpaceBytes(long bytes) {
+      if (bytes < 0) {
+        throw new IllegalArgumentException("minFreeSpaceBytes must not be negative, got " + bytes);
+      }
+      this.minFreeSpaceBytes = bytes;
       return this;
     }
 

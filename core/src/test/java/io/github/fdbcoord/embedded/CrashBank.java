@@ -351,6 +351,11 @@ final class CrashBank {
       }
 
       @Override
+      public long usableSpace(Path dir) throws IOException {
+        return real.usableSpace(dir);
+      }
+
+      @Override
       public Closeable tryLock(Path file) throws IOException {
         return real.tryLock(file);
       }

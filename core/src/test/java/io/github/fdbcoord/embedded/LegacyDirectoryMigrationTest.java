@@ -501,6 +501,11 @@ class LegacyDirectoryMigrationTest {
     }
 
     @Override
+    public long usableSpace(Path dir) throws IOException {
+      return delegate.usableSpace(dir);
+    }
+
+    @Override
     public Closeable tryLock(Path file) throws IOException {
       return delegate.tryLock(file);
     }

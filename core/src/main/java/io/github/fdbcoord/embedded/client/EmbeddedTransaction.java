@@ -1345,6 +1345,16 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
     } catch (RuntimeException e) {
       applied = CompletableFuture.failedFuture(e);
     }
+    if (Engine.isHeld(applied)) {
+      // Cancelled or timed out while held back (the disk is low on space, the storage lags): the
+      // commit leaves the queue and never happens, rather than committing after its caller gave up.
+      CompletableFuture<Engine.CommitResult> heldCommit = applied;
+      result.whenComplete((v, t) -> {
+        if (t != null) {
+          engine.withdraw(heldCommit, t);
+        }
+      });
+    }
     if (applied.isDone() && engine.commitLatencyNanos == 0) {
       // In memory with no latency the commit is complete here, off the commit lock: finish inline.
       Engine.CommitResult r = null;

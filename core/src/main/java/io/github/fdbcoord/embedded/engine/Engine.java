@@ -75,19 +75,40 @@ public final class Engine implements AutoCloseable {
   private CompletableFuture<Void> lastDurable = CompletableFuture.completedFuture(null);
   private volatile FDBException failure;
   private volatile boolean closed;
+  /** Why commits are held for lack of disk space, or null. Written by the applier (and at open). */
+  private volatile String lowOnSpace;
+  /** The directories whose file systems {@link #checkFreeSpace} looks at (durable mode). */
+  private final List<java.nio.file.Path> spaceWatched = new ArrayList<>();
+  /** A free-space reading failed and was logged (once). Applier only. */
+  private boolean spaceUnreadable;
 
   /** One commit's changes, as logged, waiting to be applied to the storage. */
   private record Applied(long version, byte[] changes) {}
 
-  /** A commit held back while the storage lags, and what its caller waits on. */
-  private record HeldCommit(CommitRequest request, CompletableFuture<CommitResult> result) {}
+  /**
+   * A commit held back while the storage lags or the disk is low on space: what its caller waits on.
+   * Taken once, either by the applier releasing it or by its caller withdrawing it.
+   */
+  private static final class HeldCommit extends CompletableFuture<CommitResult> {
+    final CommitRequest request;
+    private final java.util.concurrent.atomic.AtomicBoolean taken = new java.util.concurrent.atomic.AtomicBoolean();
+
+    HeldCommit(CommitRequest request) {
+      this.request = request;
+    }
+
+    boolean take() {
+      return taken.compareAndSet(false, true);
+    }
+  }
 
   /**
-   * Commits held back while the storage lags (oldest first); the applier lets them through once it
-   * has caught up. A queue rather than a parked thread: the caller is usually a thread of the
-   * transactions' executor, which the completions of every other commit need too.
+   * Commits held back while the storage lags or the disk is low on space (oldest first); the applier
+   * lets them through once it has caught up and space is back. A queue rather than a parked thread:
+   * the caller is usually a thread of the transactions' executor, which the completions of every
+   * other commit need too.
    */
-  private final java.util.concurrent.ConcurrentLinkedQueue<HeldCommit> heldForStorage =
+  private final java.util.concurrent.ConcurrentLinkedQueue<HeldCommit> held =
       new java.util.concurrent.ConcurrentLinkedQueue<>();
 
   Engine(EmbeddedOptions options, VersionedStore store, CommitLog log, long recoveredVersion) {
@@ -109,6 +130,11 @@ public final class Engine implements AutoCloseable {
     t.setRemoveOnCancelPolicy(true);
     this.timer = t;
     if (storage != null) {
+      spaceWatched.add(options.dataDirectory());
+      if (!options.storageDirectory().equals(options.dataDirectory())) {
+        spaceWatched.add(options.storageDirectory());
+      }
+      checkFreeSpace();
       applier = new Thread(this::applyLoop, "fdb-embedded-storage");
       applier.setDaemon(true);
       truncator = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
@@ -212,14 +238,14 @@ public final class Engine implements AutoCloseable {
     boolean readOnly = req.writeConflicts.isEmpty() && req.writes == null && req.clearedRanges == null
         && req.stampedKeys == null;
     // Behind commits already held, in order, so that a steady stream cannot starve them.
-    if (!readOnly && storage != null && (!heldForStorage.isEmpty() || storageBehind())) {
-      HeldCommit held = new HeldCommit(req, new CompletableFuture<>());
-      heldForStorage.add(held);
+    if (!readOnly && storage != null && (!held.isEmpty() || mustHold())) {
+      HeldCommit commit = new HeldCommit(req);
+      held.add(commit);
       if (closed || failure != null) {
         // The applier may have stopped before this commit was queued: nothing would release it.
         releaseHeldCommits(false);
       }
-      return held.result;
+      return commit;
     }
     return commitNow(req, readOnly);
   }
@@ -352,6 +378,8 @@ public final class Engine implements AutoCloseable {
   private static final long APPLY_INTERVAL_NANOS = 20_000_000L;
   /** Bytes of changes written to the storage in one batch. */
   private static final long APPLY_BATCH_BYTES = 8L << 20;
+  /** How often the applier looks at the free disk space (a statfs call). */
+  private static final long SPACE_CHECK_INTERVAL_NANOS = 200_000_000L;
   /** How often the log's manifest records the newest acknowledged version (what recovery must find). */
   private static final long MANIFEST_INTERVAL_NANOS = 1_000_000_000L;
   /** Chains evicted per hold of the commit lock. */
@@ -387,12 +415,17 @@ public final class Engine implements AutoCloseable {
    */
   private void applyLoop() {
     long nextManifest = System.nanoTime();
+    long nextSpaceCheck = System.nanoTime() + SPACE_CHECK_INTERVAL_NANOS;
     while (!closed) {
       java.util.concurrent.locks.LockSupport.parkNanos(APPLY_INTERVAL_NANOS);
       if (closed) {
         return;
       }
       try {
+        if (System.nanoTime() - nextSpaceCheck >= 0) {
+          nextSpaceCheck = System.nanoTime() + SPACE_CHECK_INTERVAL_NANOS;
+          checkFreeSpace();
+        }
         applyThrough(clock() - MAX_READ_TRANSACTION_LIFE_VERSIONS - APPLY_LAG_VERSIONS);
         // Also when nothing was applied: a commit may have queued just as the last ones left.
         releaseHeldCommits(true);
@@ -413,13 +446,74 @@ public final class Engine implements AutoCloseable {
   }
 
   /**
-   * Whether new commits wait for the storage: it lags too far behind (as FoundationDB's ratekeeper
-   * throttles clients when storage servers fall behind), and the changes waiting for it and the
-   * window's chains live on the heap. Never once the engine is closed or failed: those commits fail.
+   * Whether new commits wait: the storage lags too far behind (the changes waiting for it and the
+   * window's chains live on the heap), or the disk is low on space; FoundationDB's ratekeeper
+   * throttles clients for both. Never once the engine is closed or failed: those commits fail.
    */
-  private boolean storageBehind() {
-    return (toApplyBytes.get() > options.maxUnappliedBytes()
+  private boolean mustHold() {
+    return (lowOnSpace != null || toApplyBytes.get() > options.maxUnappliedBytes()
         || clock() - oldestUnapplied > MAX_APPLY_BACKLOG_VERSIONS) && !closed && failure == null;
+  }
+
+  /** Whether {@code commit} (what {@link #commit} returned) is held back and may still be withdrawn. */
+  public static boolean isHeld(CompletableFuture<CommitResult> commit) {
+    return commit instanceof HeldCommit h && !h.taken.get();
+  }
+
+  /**
+   * Withdraws a commit that {@link #commit} is still holding back, as its transaction was cancelled
+   * or timed out first: it fails with {@code why} and is never committed. False (nothing done) when
+   * {@code commit} was not held or has already been let through.
+   */
+  public boolean withdraw(CompletableFuture<CommitResult> commit, Throwable why) {
+    if (!(commit instanceof HeldCommit h) || !h.take()) {
+      return false;
+    }
+    held.remove(h);
+    h.completeExceptionally(why);
+    return true;
+  }
+
+  /**
+   * Why commits are held back for lack of disk space (which directory, how much is free), or null.
+   * Storage lag is not reported: it holds commits for milliseconds at a time.
+   */
+  public String lowOnSpace() {
+    return lowOnSpace;
+  }
+
+  /**
+   * Looks at the free space of the data directory's and the storage's file systems: below {@link
+   * EmbeddedOptions#minFreeSpaceBytes} new commits are held until space is freed. Logged when it
+   * changes; a directory whose space cannot be read is logged and not held for.
+   */
+  private void checkFreeSpace() {
+    long min = options.minFreeSpaceBytes();
+    if (min == 0) {
+      return;
+    }
+    String low = null;
+    for (java.nio.file.Path dir : spaceWatched) {
+      try {
+        long usable = options.files().usableSpace(dir);
+        if (usable < min) {
+          low = String.format("%s has %,d bytes of disk space free, less than minFreeSpaceBytes (%,d)", dir, usable, min);
+          break;
+        }
+      } catch (java.io.IOException | RuntimeException e) {
+        if (!spaceUnreadable) {
+          spaceUnreadable = true;
+          LOG.warn("embedded engine: cannot read the free space of " + dir + " (" + e + "); commits are not held for it");
+        }
+      }
+    }
+    String was = lowOnSpace;
+    lowOnSpace = low;
+    if (low != null && was == null) {
+      LOG.warn("embedded engine: " + low + ": new commits wait until space is freed (reads go on)");
+    } else if (low == null && was != null) {
+      LOG.info("embedded engine: disk space is above minFreeSpaceBytes again; held commits go on");
+    }
   }
 
   /**
@@ -427,14 +521,17 @@ public final class Engine implements AutoCloseable {
    * all of them (the engine closed or failed: each then fails as any new commit would).
    */
   private void releaseHeldCommits(boolean whileCaughtUp) {
-    HeldCommit held;
+    HeldCommit commit;
     // The queue first: the applier asks after every batch, almost always with nothing held.
-    while (!heldForStorage.isEmpty() && (!whileCaughtUp || !storageBehind())
-        && (held = heldForStorage.poll()) != null) {
-      CompletableFuture<CommitResult> result = held.result;
+    while (!held.isEmpty() && (!whileCaughtUp || !mustHold())
+        && (commit = held.poll()) != null) {
+      if (!commit.take()) {
+        continue; // withdrawn by its caller
+      }
+      HeldCommit result = commit;
       CompletableFuture<CommitResult> outcome;
       try {
-        outcome = commitNow(held.request, false);
+        outcome = commitNow(commit.request, false);
       } catch (RuntimeException e) {
         // This commit's own failure, as it would have reached its caller: not the applier's.
         outcome = CompletableFuture.failedFuture(e);

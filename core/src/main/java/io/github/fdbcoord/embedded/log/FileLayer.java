@@ -63,6 +63,9 @@ public interface FileLayer {
   /** Makes the creations, removals and renames in {@code dir} durable. */
   void syncDirectory(Path dir) throws IOException;
 
+  /** Bytes this process may still write on the file system holding {@code dir}. */
+  long usableSpace(Path dir) throws IOException;
+
   /**
    * Takes an exclusive lock on {@code file} (created if missing) for this process; null when another
    * holder has it. Closing the result releases it.

@@ -108,6 +108,11 @@ public final class NioFileLayer implements FileLayer {
     }
   }
 
+  @Override
+  public long usableSpace(Path dir) throws IOException {
+    return java.nio.file.Files.getFileStore(dir).getUsableSpace();
+  }
+
   /**
    * {@inheritDoc}
    *

@@ -103,6 +103,7 @@ public final class NonDurableFileLayer implements FileLayer {
   private long powerLossAtForce = Long.MAX_VALUE;
   private boolean lost;
   private volatile long forceDelayNanos;
+  private volatile long usableSpace = Long.MAX_VALUE;
 
   public NonDurableFileLayer() {}
 
@@ -113,6 +114,11 @@ public final class NonDurableFileLayer implements FileLayer {
   NonDurableFileLayer forceDelay(Duration delay) {
     forceDelayNanos = delay.toNanos();
     return this;
+  }
+
+  /** What {@link #usableSpace} answers from now on, for every directory (the disk itself has no size). */
+  public void usableSpace(long bytes) {
+    usableSpace = bytes;
   }
 
   /** Power is lost as the {@code n}-th mutating operation (counted from 1 since this instance began) starts; it fails. */
@@ -473,6 +479,11 @@ public final class NonDurableFileLayer implements FileLayer {
         it.remove();
       }
     }
+  }
+
+  @Override
+  public long usableSpace(Path dir) {
+    return usableSpace;
   }
 
   @Override
