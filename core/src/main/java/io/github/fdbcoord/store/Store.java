@@ -41,7 +41,7 @@ public final class Store implements AutoCloseable {
         return new Store(options, openCluster(options, executor));
       default:
         EmbeddedOptions.Builder b = EmbeddedOptions.builder().latency(options.latency()).executor(executor)
-            .storageCacheBytes(options.storageCacheBytes());
+            .storageCacheBytes(options.storageCacheBytes()).minFreeSpaceBytes(options.minFreeSpaceBytes());
         if (options.dataDirectory() != null) {
           b.dataDirectory(options.dataDirectory());
         }

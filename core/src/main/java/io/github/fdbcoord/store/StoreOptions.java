@@ -1,5 +1,6 @@
 package io.github.fdbcoord.store;
 
+import io.github.fdbcoord.embedded.EmbeddedOptions;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
@@ -17,20 +18,25 @@ public final class StoreOptions {
   private final Path clusterFile;
   private final Duration latency;
   private final long storageCacheBytes;
+  private final long minFreeSpaceBytes;
 
   /** The embedded engine's default RocksDB block cache. */
   public static final long DEFAULT_STORAGE_CACHE_BYTES = 64L << 20;
+  /** The embedded engine's default disk-space reserve. */
+  public static final long DEFAULT_MIN_FREE_SPACE_BYTES = EmbeddedOptions.DEFAULT_MIN_FREE_SPACE_BYTES;
 
   private StoreOptions(Engine engine, Path dataDirectory, Path clusterFile, Duration latency) {
-    this(engine, dataDirectory, clusterFile, latency, DEFAULT_STORAGE_CACHE_BYTES);
+    this(engine, dataDirectory, clusterFile, latency, DEFAULT_STORAGE_CACHE_BYTES, DEFAULT_MIN_FREE_SPACE_BYTES);
   }
 
-  private StoreOptions(Engine engine, Path dataDirectory, Path clusterFile, Duration latency, long storageCacheBytes) {
+  private StoreOptions(Engine engine, Path dataDirectory, Path clusterFile, Duration latency, long storageCacheBytes,
+      long minFreeSpaceBytes) {
     this.engine = engine;
     this.dataDirectory = dataDirectory;
     this.clusterFile = clusterFile;
     this.latency = latency;
     this.storageCacheBytes = storageCacheBytes;
+    this.minFreeSpaceBytes = minFreeSpaceBytes;
   }
 
   /** The embedded engine, in memory: nothing survives the process. */
@@ -55,7 +61,7 @@ public final class StoreOptions {
     if (latency.isNegative()) {
       throw new IllegalArgumentException("latency must not be negative, got " + latency);
     }
-    return new StoreOptions(engine, dataDirectory, clusterFile, latency, storageCacheBytes);
+    return new StoreOptions(engine, dataDirectory, clusterFile, latency, storageCacheBytes, minFreeSpaceBytes);
   }
 
   /** The same options with another RocksDB block cache size (durable embedded engine only; off-heap). */
@@ -63,12 +69,28 @@ public final class StoreOptions {
     if (bytes <= 0) {
       throw new IllegalArgumentException("storageCacheBytes must be positive, got " + bytes);
     }
-    return new StoreOptions(engine, dataDirectory, clusterFile, latency, bytes);
+    return new StoreOptions(engine, dataDirectory, clusterFile, latency, bytes, minFreeSpaceBytes);
   }
 
   /** The durable embedded engine's RocksDB block cache, off-heap. */
   public long storageCacheBytes() {
     return storageCacheBytes;
+  }
+
+  /**
+   * The same options with another disk-space reserve (durable embedded engine only): commits wait
+   * while the data directory's disk has less free space (see {@link EmbeddedOptions#minFreeSpaceBytes}).
+   */
+  public StoreOptions withMinFreeSpaceBytes(long bytes) {
+    if (bytes < 0) {
+      throw new IllegalArgumentException("minFreeSpaceBytes must not be negative, got " + bytes);
+    }
+    return new StoreOptions(engine, dataDirectory, clusterFile, latency, storageCacheBytes, bytes);
+  }
+
+  /** The durable embedded engine's disk-space reserve (0: no check). */
+  public long minFreeSpaceBytes() {
+    return minFreeSpaceBytes;
   }
 
   public Engine engine() {

@@ -126,6 +126,15 @@ class LowDiskSpaceTest {
       timed.set(bytes("timed-out"), bytes("x"));
       FDBException timeout = fdbError(assertThrows(CompletionException.class, () -> timed.commit().join()));
       assertEquals(FdbErrors.TRANSACTION_TIMED_OUT, timeout.getCode());
+      assertTrue(timeout instanceof CommitsHeldException && timeout.getMessage().contains("commits are held: " + DIR),
+          "says why it waited: " + timeout);
+      // The same through the retry loop, which hands the error to onError.
+      FDBException throughRun = fdbError(assertThrows(CompletionException.class, () -> db.runAsync(tr -> {
+        tr.options().setTimeout(300);
+        tr.set(bytes("timed-out"), bytes("y"));
+        return CompletableFuture.completedFuture(null);
+      }).join()));
+      assertTrue(throughRun instanceof CommitsHeldException, "through runAsync: " + throughRun);
 
       Transaction cancelled = db.createTransaction();
       cancelled.set(bytes("cancelled"), bytes("x"));

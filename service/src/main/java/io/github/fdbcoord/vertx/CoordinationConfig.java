@@ -21,7 +21,8 @@ import java.util.Set;
  *
  * <pre>
  * {
- *   "store": {"engine": "embedded", "dataDirectory": null, "clusterFile": null, "storageCacheBytes": 67108864},
+ *   "store": {"engine": "embedded", "dataDirectory": null, "clusterFile": null, "storageCacheBytes": 67108864,
+ *             "minFreeSpaceBytes": 104857600},
  *   "rootDirectory": ["fdbcoord"],
  *   "addressPrefix": "fdb",
  *   "workerPoolSize": 8,
@@ -345,6 +346,8 @@ public final class CoordinationConfig {
     long latencyMs = longValue(store, "store.latencyMs", "latencyMs", 0, 0, 60_000);
     long storageCacheBytes = longValue(store, "store.storageCacheBytes", "storageCacheBytes",
         StoreOptions.DEFAULT_STORAGE_CACHE_BYTES, 1L << 20, 1L << 40);
+    long minFreeSpaceBytes = longValue(store, "store.minFreeSpaceBytes", "minFreeSpaceBytes",
+        StoreOptions.DEFAULT_MIN_FREE_SPACE_BYTES, 0, Long.MAX_VALUE);
     StoreOptions options;
     switch (engine) {
       case "embedded":
@@ -356,7 +359,7 @@ public final class CoordinationConfig {
       default:
         throw new IllegalArgumentException("store.engine must be \"embedded\" or \"cluster\", got \"" + engine + "\"");
     }
-    options = options.withStorageCacheBytes(storageCacheBytes);
+    options = options.withStorageCacheBytes(storageCacheBytes).withMinFreeSpaceBytes(minFreeSpaceBytes);
     return latencyMs == 0 ? options : options.withLatency(Duration.ofMillis(latencyMs));
   }
 

@@ -7,6 +7,7 @@ import io.github.fdbcoord.allocator.AllocatorService;
 import io.github.fdbcoord.allocator.AllocatorServiceOptions;
 import io.github.fdbcoord.directory.DirectoryService;
 import io.github.fdbcoord.directory.DirectoryServiceOptions;
+import io.github.fdbcoord.fdb.FdbErrors;
 import io.github.fdbcoord.interner.InternerOptions;
 import io.github.fdbcoord.interner.InternerService;
 import io.github.fdbcoord.mutex.MutexOptions;
@@ -111,11 +112,25 @@ public final class CoordinationVerticle extends VerticleBase {
         });
     return db.compose(database -> {
       this.database = database;
+      String held = heldCommits(database);
+      if (held != null) {
+        // Starting writes to the store: say why it cannot, rather than wait for space to come back.
+        return Future.failedFuture(new IllegalStateException("store " + storeDescription()
+            + " refuses writes: commits are held: " + held + " (free disk space, or lower store.minFreeSpaceBytes)"));
+      }
       return workers.call(context, () -> DirectoryLayer.getDefault().createOrOpen(database, config.rootDirectory())
           .thenComposeAsync(dir -> {
             rootSubspace = dir;
             return StoreIdentity.readOrCreate(database, dir);
-          }, workers.executor()));
+          }, workers.executor())
+          .orTimeout(START_STORE_TIMEOUT_MS, TimeUnit.MILLISECONDS)
+          .exceptionallyCompose(e -> CompletableFuture.failedFuture(
+              FailureCodes.unwrap(e) instanceof java.util.concurrent.TimeoutException
+                  ? new IllegalStateException("store " + storeDescription() + " did not open the root directory "
+                      + config.rootDirectory() + " within " + START_STORE_TIMEOUT_MS / 1000 + " s"
+                      + java.util.Optional.ofNullable(heldCommits(database)).map(h -> " (commits are held: " + h + ")")
+                          .orElse(""))
+                  : e)));
     }).compose(id -> {
       storeId = id;
       return claimAddressPrefix();
@@ -267,17 +282,35 @@ public final class CoordinationVerticle extends VerticleBase {
    * directory. A read alone would pass while commits fail (a full heap, a failed log, a cluster
    * that lost its logs).
    */
+  /** How long starting may wait for the store to open (or create) the root directory and its identity. */
+  private static final long START_STORE_TIMEOUT_MS = 30_000;
+
+  /** Why the embedded engine holds commits back (its disk is low on space), or null. */
+  private static String heldCommits(Database database) {
+    return database instanceof io.github.fdbcoord.embedded.EmbeddedDatabase embedded
+        ? embedded.commitsHeldBecause().orElse(null) : null;
+  }
+
+  /** How long the health probe's write may take. */
+  private static final long HEALTH_TIMEOUT_MS = 2000;
+
   Future<JsonObject> health() {
     long start = System.nanoTime();
-    return workers.call(context, () -> StoreIdentity.writeHealth(database, rootSubspace, System.currentTimeMillis())
-        .orTimeout(2, TimeUnit.SECONDS))
+    return workers.call(context, () -> StoreIdentity.writeHealth(database, rootSubspace, System.currentTimeMillis(),
+            HEALTH_TIMEOUT_MS)
+        .orTimeout(HEALTH_TIMEOUT_MS + 500, TimeUnit.MILLISECONDS))
         .map(v -> new JsonObject().put("status", "UP")
             .put("store", storeDescription())
             .put("writeMs", (System.nanoTime() - start) / 1_000_000.0))
         .recover(failure -> {
           Throwable e = FailureCodes.unwrap(failure);
+          boolean timedOut = e instanceof java.util.concurrent.TimeoutException
+              || e instanceof com.apple.foundationdb.FDBException f && f.getCode() == FdbErrors.TRANSACTION_TIMED_OUT;
+          // The embedded engine knows why it holds commits back: say it rather than only "no commit".
+          String held = heldCommits(database);
           return Future.failedFuture(new IllegalStateException("store refuses writes: "
-              + (e instanceof java.util.concurrent.TimeoutException ? "no commit within 2 s" : String.valueOf(e)), e));
+              + (timedOut ? "no commit within " + HEALTH_TIMEOUT_MS / 1000 + " s" : String.valueOf(e))
+              + (held == null ? "" : " (commits are held: " + held + ")"), e));
         });
   }
 

@@ -2,6 +2,7 @@ package io.github.fdbcoord.vertx;
 
 import io.github.fdbcoord.allocator.AllocatorException;
 import io.github.fdbcoord.directory.DirectoryServiceException;
+import io.github.fdbcoord.embedded.CommitsHeldException;
 import io.github.fdbcoord.fdb.FdbErrors;
 import io.github.fdbcoord.interner.InternerException;
 import io.github.fdbcoord.mutex.MutexException;
@@ -53,6 +54,13 @@ public final class FailureCodes {
     Throwable e = unwrap(t);
     if (e instanceof ReplyException) {
       return (ReplyException) e;
+    }
+    // A timeout because the store held the commit back (its disk is low on space), under whatever a
+    // layer wrapped it in: the store is unavailable for writes, and the reason says why.
+    for (Throwable c = e; c != null; c = c.getCause()) {
+      if (c instanceof CommitsHeldException) {
+        return failure(UNAVAILABLE, "unavailable", "store refuses writes: " + c.getMessage());
+      }
     }
     if (e instanceof DirectoryServiceException) {
       DirectoryServiceException d = (DirectoryServiceException) e;

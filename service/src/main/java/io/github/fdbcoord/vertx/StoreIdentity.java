@@ -53,10 +53,12 @@ final class StoreIdentity {
 
   /**
    * A blind write of the health key: proves the store accepts commits. Blind (no read), so probes
-   * of several hosts never conflict.
+   * of several hosts never conflict. With a transaction timeout, so that a probe the store holds back
+   * (the embedded engine holds commits while its disk is low on space) is withdrawn, not left queued.
    */
-  static CompletableFuture<Void> writeHealth(TransactionContext tcx, Subspace root, long epochMillis) {
+  static CompletableFuture<Void> writeHealth(TransactionContext tcx, Subspace root, long epochMillis, long timeoutMillis) {
     return tcx.runAsync(tr -> {
+      tr.options().setTimeout(timeoutMillis);
       tr.set(healthKey(root), packHealth(epochMillis));
       return CompletableFuture.completedFuture(null);
     });

@@ -1,6 +1,7 @@
 package io.github.fdbcoord.embedded.client;
 
 import io.github.fdbcoord.embedded.EmbeddedDatabase;
+import io.github.fdbcoord.embedded.CommitsHeldException;
 import io.github.fdbcoord.embedded.engine.Engine;
 import io.github.fdbcoord.embedded.engine.Watches;
 import io.github.fdbcoord.embedded.storage.Bytes;
@@ -86,6 +87,8 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
   private long committedVersion = -1;
   private CompletableFuture<byte[]> versionstamp = new CompletableFuture<>();
   private CompletableFuture<Void> pendingCommit;
+  /** The engine's future of {@link #pendingCommit} while the engine holds it back, else null. */
+  private CompletableFuture<Engine.CommitResult> heldCommit;
   private ScheduledFuture<?> timeoutTask;
   private final TransactionDefaults defaults;
 
@@ -1346,14 +1349,18 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
       applied = CompletableFuture.failedFuture(e);
     }
     if (Engine.isHeld(applied)) {
-      // Cancelled or timed out while held back (the disk is low on space, the storage lags): the
+      // Cancelled or timed out while held back (the disk is low on space, the storage lags), the
       // commit leaves the queue and never happens, rather than committing after its caller gave up.
-      CompletableFuture<Engine.CommitResult> heldCommit = applied;
-      result.whenComplete((v, t) -> {
-        if (t != null) {
-          engine.withdraw(heldCommit, t);
+      boolean cancelled;
+      synchronized (this) {
+        cancelled = state == State.CANCELLED;
+        if (!cancelled) {
+          heldCommit = applied;
         }
-      });
+      }
+      if (cancelled) {
+        engine.withdraw(applied, cancelError);
+      }
     }
     if (applied.isDone() && engine.commitLatencyNanos == 0) {
       // In memory with no latency the commit is complete here, off the commit lock: finish inline.
@@ -1406,6 +1413,7 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
         }
       }
       pendingCommit = null;
+      heldCommit = null;
     }
     if (t == null) {
       result.complete(null);
@@ -1522,6 +1530,17 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
       commitInFlight = pendingCommit;
       state = State.CANCELLED;
       cancelError = error;
+      CompletableFuture<Engine.CommitResult> held = heldCommit;
+      String lowOnSpace = held == null ? null : engine.lowOnSpace();
+      if (lowOnSpace != null) {
+        // Withdrawn, so certainly not committed, and the caller learns why it waited: set before the
+        // withdrawal completes the commit (onError, on another thread, answers cancelError).
+        cancelError = new CommitsHeldException(error, lowOnSpace);
+      }
+      if (held != null && !engine.withdraw(held, cancelError)) {
+        cancelError = error; // let through just now: its outcome is the commit's
+      }
+      error = cancelError;
       failWatches(error);
       versionstamp.completeExceptionally(error);
     }
