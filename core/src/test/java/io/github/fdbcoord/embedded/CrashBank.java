@@ -2,6 +2,7 @@ package io.github.fdbcoord.embedded;
 
 import io.github.fdbcoord.embedded.engine.Engine;
 import io.github.fdbcoord.embedded.log.FileLayer;
+import io.github.fdbcoord.embedded.log.ForwardingFileLayer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -10,7 +11,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.apple.foundationdb.KeyValue;
 import com.apple.foundationdb.Range;
 import java.io.BufferedReader;
-import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.ByteBuffer;
@@ -297,12 +297,12 @@ final class CrashBank {
     }
 
     /** The real file system, with a halt at the k-th deletion of a log segment. */
-    private static final class KillingFiles implements FileLayer {
-      private final FileLayer real = FileLayer.NIO;
+    private static final class KillingFiles extends ForwardingFileLayer {
       private final String point;
       private final int k;
 
       KillingFiles(String point, int k) {
+        super(FileLayer.NIO);
         this.point = point;
         this.k = k;
       }
@@ -311,53 +311,18 @@ final class CrashBank {
       public boolean deleteIfExists(Path file) throws IOException {
         String name = file.getFileName().toString();
         if (!(name.startsWith("log-") && name.endsWith(".seg"))) {
-          return real.deleteIfExists(file);
+          return delegate.deleteIfExists(file);
         }
         int count = segmentDeletions.get() + 1;
         if (point.equals("delete-before") && count == k) {
           halt(point + " " + k + ": " + name);
         }
-        boolean deleted = real.deleteIfExists(file);
+        boolean deleted = delegate.deleteIfExists(file);
         segmentDeletions.incrementAndGet();
         if (point.equals("delete-after") && count == k) {
           halt(point + " " + k + ": " + name + (deleted ? " deleted" : " was not there"));
         }
         return deleted;
-      }
-
-      @Override
-      public OpenFile open(Path file, Mode mode) throws IOException {
-        return real.open(file, mode);
-      }
-
-      @Override
-      public void createDirectories(Path dir) throws IOException {
-        real.createDirectories(dir);
-      }
-
-      @Override
-      public List<Path> list(Path dir) throws IOException {
-        return real.list(dir);
-      }
-
-      @Override
-      public void rename(Path from, Path to) throws IOException {
-        real.rename(from, to);
-      }
-
-      @Override
-      public void syncDirectory(Path dir) throws IOException {
-        real.syncDirectory(dir);
-      }
-
-      @Override
-      public long usableSpace(Path dir) throws IOException {
-        return real.usableSpace(dir);
-      }
-
-      @Override
-      public Closeable tryLock(Path file) throws IOException {
-        return real.tryLock(file);
       }
     }
   }

@@ -1,6 +1,7 @@
 package io.github.fdbcoord.embedded;
 
 import io.github.fdbcoord.embedded.log.FileLayer;
+import io.github.fdbcoord.embedded.log.ForwardingFileLayer;
 import io.github.fdbcoord.embedded.log.LogFormat;
 import io.github.fdbcoord.embedded.storage.RocksStorage;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -14,7 +15,6 @@ import static org.junit.jupiter.api.Assertions.fail;
 import com.apple.foundationdb.KeyValue;
 import com.apple.foundationdb.MutationType;
 import java.io.ByteArrayOutputStream;
-import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -410,13 +410,12 @@ class LegacyDirectoryMigrationTest {
   }
 
   /** Delegates to another file layer, and halts the JVM just before its n-th write-side operation. */
-  static final class HaltingFileLayer implements FileLayer {
+  static final class HaltingFileLayer extends ForwardingFileLayer {
     final AtomicInteger count = new AtomicInteger();
-    private final FileLayer delegate;
     private final int haltAt;
 
     HaltingFileLayer(FileLayer delegate, int haltAt) {
-      this.delegate = delegate;
+      super(delegate);
       this.haltAt = haltAt;
     }
 
@@ -478,11 +477,6 @@ class LegacyDirectoryMigrationTest {
     }
 
     @Override
-    public List<Path> list(Path dir) throws IOException {
-      return delegate.list(dir);
-    }
-
-    @Override
     public boolean deleteIfExists(Path file) throws IOException {
       writeSide("delete", file);
       return delegate.deleteIfExists(file);
@@ -498,16 +492,6 @@ class LegacyDirectoryMigrationTest {
     public void syncDirectory(Path dir) throws IOException {
       writeSide("syncDirectory", dir);
       delegate.syncDirectory(dir);
-    }
-
-    @Override
-    public long usableSpace(Path dir) throws IOException {
-      return delegate.usableSpace(dir);
-    }
-
-    @Override
-    public Closeable tryLock(Path file) throws IOException {
-      return delegate.tryLock(file);
     }
   }
 

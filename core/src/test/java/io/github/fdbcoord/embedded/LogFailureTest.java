@@ -4,6 +4,7 @@ import io.github.fdbcoord.embedded.log.NonDurableFileLayer;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -13,7 +14,6 @@ import io.github.fdbcoord.fdb.FdbErrors;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Random;
-import java.util.concurrent.CompletionException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -34,11 +34,7 @@ class LogFailureTest {
   }
 
   private static FDBException fdbError(Throwable t) {
-    while (t instanceof CompletionException && t.getCause() != null) {
-      t = t.getCause();
-    }
-    assertTrue(t instanceof FDBException, "an FDBException, got " + t);
-    return (FDBException) t;
+    return assertInstanceOf(FDBException.class, FdbErrors.unwrap(t), () -> "an FDBException, got " + t);
   }
 
   @Test

@@ -2,6 +2,7 @@ package io.github.fdbcoord.embedded;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -67,11 +68,7 @@ class LowDiskSpaceTest {
   }
 
   private static FDBException fdbError(Throwable t) {
-    while (t instanceof CompletionException && t.getCause() != null) {
-      t = t.getCause();
-    }
-    assertTrue(t instanceof FDBException, "an FDBException, got " + t);
-    return (FDBException) t;
+    return assertInstanceOf(FDBException.class, FdbErrors.unwrap(t), () -> "an FDBException, got " + t);
   }
 
   @Test

@@ -1,0 +1,58 @@
+package io.github.fdbcoord.embedded.log;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * A file layer that hands every call to another one: test layers that change one or two operations
+ * (halt at a step, report another free space) extend it and override only those.
+ */
+public abstract class ForwardingFileLayer implements FileLayer {
+  protected final FileLayer delegate;
+
+  protected ForwardingFileLayer(FileLayer delegate) {
+    this.delegate = delegate;
+  }
+
+  @Override
+  public OpenFile open(Path file, Mode mode) throws IOException {
+    return delegate.open(file, mode);
+  }
+
+  @Override
+  public void createDirectories(Path dir) throws IOException {
+    delegate.createDirectories(dir);
+  }
+
+  @Override
+  public List<Path> list(Path dir) throws IOException {
+    return delegate.list(dir);
+  }
+
+  @Override
+  public boolean deleteIfExists(Path file) throws IOException {
+    return delegate.deleteIfExists(file);
+  }
+
+  @Override
+  public void rename(Path from, Path to) throws IOException {
+    delegate.rename(from, to);
+  }
+
+  @Override
+  public void syncDirectory(Path dir) throws IOException {
+    delegate.syncDirectory(dir);
+  }
+
+  @Override
+  public long usableSpace(Path dir) throws IOException {
+    return delegate.usableSpace(dir);
+  }
+
+  @Override
+  public Closeable tryLock(Path file) throws IOException {
+    return delegate.tryLock(file);
+  }
+}
