@@ -497,7 +497,8 @@ public final class Engine implements AutoCloseable {
       try {
         long usable = options.files().usableSpace(dir);
         if (usable < min) {
-          low = String.format("%s has %,d bytes of disk space free, less than minFreeSpaceBytes (%,d)", dir, usable, min);
+          low = String.format(java.util.Locale.ROOT, "%s has %,d bytes of disk space free, less than minFreeSpaceBytes (%,d)",
+              dir, usable, min);
           break;
         }
       } catch (java.io.IOException | RuntimeException e) {
