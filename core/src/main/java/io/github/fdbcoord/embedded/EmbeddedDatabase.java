@@ -97,8 +97,8 @@ public final class EmbeddedDatabase implements Database {
   /**
    * Why new commits are being held back right now, or empty: the data directory's (or the storage's)
    * disk has less free space than {@link EmbeddedOptions#minFreeSpaceBytes} (which directory, how much
-   * is free). Held commits go on once space is freed; a transaction that times out or is cancelled
-   * while held is never committed. Reads are not affected.
+   * is free). Held commits go on once space is freed; a transaction that times out, is cancelled or is
+   * closed while held is never committed. Reads are not affected.
    */
   public java.util.Optional<String> commitsHeldBecause() {
     return java.util.Optional.ofNullable(engine.lowOnSpace());

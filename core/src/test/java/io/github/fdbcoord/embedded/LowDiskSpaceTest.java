@@ -113,7 +113,7 @@ class LowDiskSpaceTest {
   }
 
   @Test
-  void aTransactionThatTimesOutOrIsCancelledWhileHeldIsNeverCommitted() throws Exception {
+  void aTransactionThatTimesOutIsCancelledOrClosedWhileHeldIsNeverCommitted() throws Exception {
     NonDurableFileLayer disk = new NonDurableFileLayer();
     disk.usableSpace(1L << 20);
     try (EmbeddedDatabase db = open(disk)) {
@@ -142,6 +142,13 @@ class LowDiskSpaceTest {
       FDBException cancel = fdbError(assertThrows(CompletionException.class, commit::join));
       assertEquals(FdbErrors.TRANSACTION_CANCELLED, cancel.getCode());
 
+      Transaction closed = db.createTransaction();
+      closed.set(bytes("closed"), bytes("x"));
+      CompletableFuture<Void> closedCommit = closed.commit();
+      closed.close();
+      assertEquals(FdbErrors.TRANSACTION_CANCELLED,
+          fdbError(assertThrows(CompletionException.class, closedCommit::join)).getCode());
+
       Transaction kept = db.createTransaction();
       kept.set(bytes("kept"), bytes("x"));
       CompletableFuture<Void> keptCommit = kept.commit();
@@ -150,6 +157,7 @@ class LowDiskSpaceTest {
       assertArrayEquals(bytes("x"), db.read(tr -> tr.get(bytes("kept")).join()));
       assertNull(db.read(tr -> tr.get(bytes("timed-out")).join()), "withdrawn, not committed after its timeout");
       assertNull(db.read(tr -> tr.get(bytes("cancelled")).join()), "withdrawn, not committed after its cancel");
+      assertNull(db.read(tr -> tr.get(bytes("closed")).join()), "withdrawn, not committed after its close");
       timed.close();
       cancelled.close();
       kept.close();

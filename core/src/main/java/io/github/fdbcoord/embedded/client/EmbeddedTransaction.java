@@ -1634,6 +1634,15 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
 
   @Override
   public void close() {
+    boolean commitHeld;
+    synchronized (this) {
+      commitHeld = !closed && heldCommit != null;
+    }
+    if (commitHeld) {
+      // Destroying a transaction cancels its outstanding commit (FoundationDB); one still held back
+      // is withdrawn and never happens, rather than committing once the engine lets it through.
+      cancelWith(FdbErrors.error(FdbErrors.TRANSACTION_CANCELLED));
+    }
     synchronized (this) {
       if (closed) {
         return;
