@@ -47,6 +47,8 @@ public final class CoordinationVerticle extends VerticleBase {
   private final JsonObject explicitConfig;
   private final Database sharedDatabase;
   private final Metrics metrics;
+  /** The store's held-commits gauge, removed at stop (null before the store opens). */
+  private io.micrometer.core.instrument.Gauge heldGauge;
   private CoordinationConfig config;
   private StoreWorkers workers;
   private Store store;
@@ -112,6 +114,7 @@ public final class CoordinationVerticle extends VerticleBase {
         });
     return db.compose(database -> {
       this.database = database;
+      heldGauge = metrics.storeCommitsHeld(() -> heldCommits(database) != null);
       String held = heldCommits(database);
       if (held != null) {
         // Starting writes to the store: say why it cannot, rather than wait for space to come back.
@@ -331,6 +334,10 @@ public final class CoordinationVerticle extends VerticleBase {
   }
 
   private void closeResources() {
+    if (heldGauge != null) {
+      metrics.registry().remove(heldGauge);
+      heldGauge = null;
+    }
     try {
       if (mutexes != null) {
         mutexes.close();

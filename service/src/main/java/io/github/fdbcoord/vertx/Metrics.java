@@ -1,5 +1,6 @@
 package io.github.fdbcoord.vertx;
 
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -7,6 +8,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 /**
  * The service's own meters, in a Prometheus registry served at {@code GET /metrics}. When the
@@ -59,6 +61,17 @@ public final class Metrics {
         .publishPercentileHistogram().minimumExpectedValue(MIN_EXPECTED).maximumExpectedValue(MAX_EXPECTED)
         .register(registry)
         .record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /**
+   * The gauge {@code fdbcoord_store_commits_held}: 1 while the store holds commits back (the embedded
+   * engine's disk is low on space), else 0. Returns it, for removal when the service stops.
+   */
+  Gauge storeCommitsHeld(BooleanSupplier held) {
+    return Gauge.builder("fdbcoord_store_commits_held", () -> held.getAsBoolean() ? 1 : 0)
+        .description("1 while the store holds commits back because its disk is low on space")
+        .strongReference(true)
+        .register(registry);
   }
 
   /** One lock event published. */

@@ -56,6 +56,7 @@ class LowDiskSpaceServiceTest {
       try {
         long kept = await(f.client.intern("names", List.of("kept"))).get(0);
         assertEquals(200, await(f.web().get("/health").send()).statusCode());
+        assertTrue(f.service.metrics().scrape().contains("fdbcoord_store_commits_held 0.0"), "the gauge is there");
 
         disk.usableSpace(MIN_FREE / 2);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
@@ -68,6 +69,8 @@ class LowDiskSpaceServiceTest {
         String error = health.bodyAsJsonObject().getString("error");
         assertTrue(error.contains("commits are held") && error.contains(data.toString())
             && error.contains("minFreeSpaceBytes"), error);
+        assertTrue(f.service.metrics().scrape().contains("fdbcoord_store_commits_held 1.0"),
+            "the gauge says commits are held");
 
         // Reads go on: the interned string resolves, over the event bus and HTTP.
         assertEquals(kept, await(f.client.resolve("names", List.of("kept"))).get(0).getAsLong());
@@ -93,6 +96,7 @@ class LowDiskSpaceServiceTest {
           status = await(f.web().get("/health").send()).statusCode();
         }
         assertEquals(200, status, "healthy again once space is freed");
+        assertTrue(f.service.metrics().scrape().contains("fdbcoord_store_commits_held 0.0"));
         List<Long> ids = await(f.client.intern("names", List.of("kept", "new after"))).stream()
             .toList();
         assertEquals(kept, ids.get(0));
