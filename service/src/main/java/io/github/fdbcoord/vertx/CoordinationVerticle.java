@@ -131,8 +131,7 @@ public final class CoordinationVerticle extends VerticleBase {
               FailureCodes.unwrap(e) instanceof java.util.concurrent.TimeoutException
                   ? new IllegalStateException("store " + storeDescription() + " did not open the root directory "
                       + config.rootDirectory() + " within " + START_STORE_TIMEOUT_MS / 1000 + " s"
-                      + java.util.Optional.ofNullable(heldCommits(database)).map(h -> " (commits are held: " + h + ")")
-                          .orElse(""))
+                      + heldSuffix(database))
                   : e)));
     }).compose(id -> {
       storeId = id;
@@ -280,11 +279,6 @@ public final class CoordinationVerticle extends VerticleBase {
     return chain;
   }
 
-  /**
-   * Whether the store accepts a write within 2 seconds: a blind write of one key in the root
-   * directory. A read alone would pass while commits fail (a full heap, a failed log, a cluster
-   * that lost its logs).
-   */
   /** How long starting may wait for the store to open (or create) the root directory and its identity. */
   private static final long START_STORE_TIMEOUT_MS = 30_000;
 
@@ -294,9 +288,20 @@ public final class CoordinationVerticle extends VerticleBase {
         ? embedded.commitsHeldBecause().orElse(null) : null;
   }
 
+  /** " (commits are held: why)" while the embedded engine holds commits back, else "". */
+  private static String heldSuffix(Database database) {
+    String held = heldCommits(database);
+    return held == null ? "" : " (commits are held: " + held + ")";
+  }
+
   /** How long the health probe's write may take. */
   private static final long HEALTH_TIMEOUT_MS = 2000;
 
+  /**
+   * Whether the store accepts a write within 2 seconds: a blind write of one key in the root
+   * directory. A read alone would pass while commits fail (a full heap, a failed log, a cluster
+   * that lost its logs).
+   */
   Future<JsonObject> health() {
     long start = System.nanoTime();
     return workers.call(context, () -> StoreIdentity.writeHealth(database, rootSubspace, System.currentTimeMillis(),
@@ -310,10 +315,9 @@ public final class CoordinationVerticle extends VerticleBase {
           boolean timedOut = e instanceof java.util.concurrent.TimeoutException
               || e instanceof com.apple.foundationdb.FDBException f && f.getCode() == FdbErrors.TRANSACTION_TIMED_OUT;
           // The embedded engine knows why it holds commits back: say it rather than only "no commit".
-          String held = heldCommits(database);
           return Future.failedFuture(new IllegalStateException("store refuses writes: "
               + (timedOut ? "no commit within " + HEALTH_TIMEOUT_MS / 1000 + " s" : String.valueOf(e))
-              + (held == null ? "" : " (commits are held: " + held + ")"), e));
+              + heldSuffix(database), e));
         });
   }
 
