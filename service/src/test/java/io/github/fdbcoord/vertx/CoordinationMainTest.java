@@ -125,6 +125,18 @@ class CoordinationMainTest {
   }
 
   @Test
+  void diskSpaceReserveIsConfigurableAndChecked() {
+    assertEquals(100L << 20, CoordinationConfig.from(new JsonObject()).store().minFreeSpaceBytes());
+    assertEquals(0, CoordinationConfig.from(new JsonObject()
+        .put("store", new JsonObject().put("minFreeSpaceBytes", 0))).store().minFreeSpaceBytes());
+    for (Object bad : new Object[] {-1, "1GB"}) {
+      var e = assertThrows(IllegalArgumentException.class, () -> CoordinationConfig.from(new JsonObject()
+          .put("store", new JsonObject().put("minFreeSpaceBytes", bad))));
+      assertTrue(e.getMessage().startsWith("store.minFreeSpaceBytes must be"), e.getMessage());
+    }
+  }
+
+  @Test
   void blankTokenIsRefused() {
     var e = assertThrows(IllegalArgumentException.class, () -> CoordinationConfig.from(new JsonObject()
         .put("http", new JsonObject().put("enabled", true).put("host", "0.0.0.0").put("token", "   "))));
