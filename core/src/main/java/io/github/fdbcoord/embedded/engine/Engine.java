@@ -526,25 +526,28 @@ public final class Engine implements AutoCloseable {
     // The queue first: the applier asks after every batch, almost always with nothing held.
     while (!held.isEmpty() && (!whileCaughtUp || !mustHold())
         && (commit = held.poll()) != null) {
-      if (!commit.take()) {
-        continue; // withdrawn by its caller
+      if (commit.take()) { // else withdrawn by its caller
+        release(commit);
       }
-      HeldCommit result = commit;
-      CompletableFuture<CommitResult> outcome;
-      try {
-        outcome = commitNow(commit.request, false);
-      } catch (RuntimeException e) {
-        // This commit's own failure, as it would have reached its caller: not the applier's.
-        outcome = CompletableFuture.failedFuture(e);
-      }
-      outcome.whenComplete((r, t) -> {
-        if (t != null) {
-          result.completeExceptionally(t instanceof java.util.concurrent.CompletionException ? t.getCause() : t);
-        } else {
-          result.complete(r);
-        }
-      });
     }
+  }
+
+  /** Commits a held commit now and hands its outcome to the caller waiting on it. */
+  private void release(HeldCommit commit) {
+    CompletableFuture<CommitResult> outcome;
+    try {
+      outcome = commitNow(commit.request, false);
+    } catch (RuntimeException e) {
+      // This commit's own failure, as it would have reached its caller: not the applier's.
+      outcome = CompletableFuture.failedFuture(e);
+    }
+    outcome.whenComplete((r, t) -> {
+      if (t != null) {
+        commit.completeExceptionally(t instanceof java.util.concurrent.CompletionException ? t.getCause() : t);
+      } else {
+        commit.complete(r);
+      }
+    });
   }
 
   /** Applies every durable commit up to {@code target} to the storage and drops it from the window. */
