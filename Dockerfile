@@ -17,7 +17,9 @@ WORKDIR /src
 COPY pom.xml .
 COPY .mvn .mvn
 COPY api api
-COPY core core
+COPY store store
+COPY embedded embedded
+COPY layers layers
 COPY client client
 COPY cluster cluster
 COPY service service

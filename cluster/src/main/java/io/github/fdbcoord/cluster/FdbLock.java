@@ -1,7 +1,7 @@
 package io.github.fdbcoord.cluster;
 
-import io.github.fdbcoord.mutex.FencingToken;
-import io.github.fdbcoord.mutex.LockEvent;
+import io.github.fdbcoord.api.FencingToken;
+import io.github.fdbcoord.api.LockEvent;
 import io.github.fdbcoord.mutex.MutexHandle;
 import io.vertx.core.internal.logging.Logger;
 import io.vertx.core.internal.logging.LoggerFactory;

@@ -1,7 +1,7 @@
 package io.github.fdbcoord.cluster;
 
 import io.github.fdbcoord.embedded.EmbeddedDatabase;
-import io.github.fdbcoord.mutex.LockEvent;
+import io.github.fdbcoord.api.LockEvent;
 import io.github.fdbcoord.mutex.MutexOptions;
 import io.github.fdbcoord.mutex.MutexService;
 import io.github.fdbcoord.mutex.MutexSubscription;

@@ -1,8 +1,8 @@
 package io.github.fdbcoord.bench;
 
 import io.github.fdbcoord.embedded.EmbeddedDatabase;
-import io.github.fdbcoord.vertx.CoordinationClient;
-import io.github.fdbcoord.vertx.CoordinationVerticle;
+import io.github.fdbcoord.client.CoordinationClient;
+import io.github.fdbcoord.service.CoordinationVerticle;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;

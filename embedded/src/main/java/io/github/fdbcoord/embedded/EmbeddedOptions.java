@@ -1,0 +1,251 @@
+package io.github.fdbcoord.embedded;
+
+import io.github.fdbcoord.embedded.log.FileLayer;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+
+/**
+ * How an {@link EmbeddedDatabase} is opened. Immutable; build with {@link #builder()}.
+ *
+ * <p>Defaults: in memory (no data directory), no injected latency, a private cached pool of daemon
+ * threads (as fdb-java's) as the transactions' default executor.
+ */
+public final class EmbeddedOptions {
+  /** The default of {@link #minFreeSpaceBytes()}: 100 MiB. */
+  public static final long DEFAULT_MIN_FREE_SPACE_BYTES = io.github.fdbcoord.store.StoreOptions.DEFAULT_MIN_FREE_SPACE_BYTES;
+
+  private final Path dataDirectory;
+  private final Duration readLatency;
+  private final Duration commitLatency;
+  private final Executor executor;
+  private final long compactAfterLogBytes;
+  private final FileLayer files;
+  private final long storageCacheBytes;
+  private final long storageWriteBufferBytes;
+  private final Path storageDirectory;
+  private final long maxUnappliedBytes;
+  private final long rowCacheBytes;
+  private final long minFreeSpaceBytes;
+
+  private EmbeddedOptions(Builder b) {
+    this.minFreeSpaceBytes = b.minFreeSpaceBytes;
+    this.storageCacheBytes = b.storageCacheBytes;
+    this.storageWriteBufferBytes = b.storageWriteBufferBytes;
+    this.storageDirectory = b.storageDirectory;
+    this.maxUnappliedBytes = b.maxUnappliedBytes;
+    this.rowCacheBytes = b.rowCacheBytes;
+    this.dataDirectory = b.dataDirectory;
+    this.readLatency = b.readLatency;
+    this.commitLatency = b.commitLatency;
+    this.executor = b.executor;
+    this.compactAfterLogBytes = b.compactAfterLogBytes;
+    this.files = b.files;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** In memory, no latency, default executor. */
+  public static EmbeddedOptions inMemory() {
+    return builder().build();
+  }
+
+  /** Durable in {@code dir}: a commit is acknowledged once it is fsynced there. */
+  public static EmbeddedOptions durable(Path dir) {
+    return builder().dataDirectory(dir).build();
+  }
+
+  /** The data directory, or null when the engine runs in memory. */
+  public Path dataDirectory() {
+    return dataDirectory;
+  }
+
+  /** Delay added to every read that goes to storage (get, getKey, each range batch, read version). */
+  public Duration readLatency() {
+    return readLatency;
+  }
+
+  /** Delay added to every commit, before it is resolved. */
+  public Duration commitLatency() {
+    return commitLatency;
+  }
+
+  /** The default executor of transactions, or null for the engine's own cached thread pool. */
+  public Executor executor() {
+    return executor;
+  }
+
+  /**
+   * The commit log is truncated, behind the version the storage has flushed, once it grows past
+   * this many bytes (the most a restart replays, plus the last few seconds of commits).
+   */
+  public long compactAfterLogBytes() {
+    return compactAfterLogBytes;
+  }
+
+  /** RocksDB's block cache (off-heap), which also holds its index and filter blocks. */
+  public long storageCacheBytes() {
+    return storageCacheBytes;
+  }
+
+  /**
+   * Heap for values read from the storage, by key (durable mode): hot keys are answered without a call
+   * into RocksDB. 0 turns it off.
+   */
+  public long rowCacheBytes() {
+    return rowCacheBytes;
+  }
+
+  /** RocksDB's memtable size (off-heap; up to three exist at once). */
+  public long storageWriteBufferBytes() {
+    return storageWriteBufferBytes;
+  }
+
+  /**
+   * Commits wait while the changes not yet moved into the storage (the MVCC window's and any lag of
+   * the storage behind it) exceed this many bytes of log records: the heap they take stays bounded.
+   */
+  public long maxUnappliedBytes() {
+    return maxUnappliedBytes;
+  }
+
+  /**
+   * Commits wait while the file system of the data directory (or of the storage) has less than this
+   * many bytes free, and resume once space is freed; reads go on. FoundationDB's ratekeeper stops
+   * transactions the same way when a log or storage server runs short of space (its default reserve is
+   * 100 MB): an engine that ran into a full disk would stop until restarted. 0 turns the check off.
+   */
+  public long minFreeSpaceBytes() {
+    return minFreeSpaceBytes;
+  }
+
+  /** Where RocksDB keeps the state below the MVCC window: {@code storage} in the data directory unless a test moved it. */
+  public Path storageDirectory() {
+    return storageDirectory != null ? storageDirectory : dataDirectory;
+  }
+
+  /** What the data directory's files are read and written through (tests put a non-durable file system here). */
+  public FileLayer files() {
+    return files;
+  }
+
+  public static final class Builder {
+    private Path dataDirectory;
+    private Duration readLatency = Duration.ZERO;
+    private Duration commitLatency = Duration.ZERO;
+    private Executor executor;
+    private long compactAfterLogBytes = 64L << 20;
+    private FileLayer files = FileLayer.NIO;
+    private long storageCacheBytes = 64L << 20;
+    private long storageWriteBufferBytes = 32L << 20;
+    private Path storageDirectory;
+    private long maxUnappliedBytes = 256L << 20;
+    private long rowCacheBytes = 32L << 20;
+    private long minFreeSpaceBytes = DEFAULT_MIN_FREE_SPACE_BYTES;
+
+    private Builder() {}
+
+    public Builder dataDirectory(Path dir) {
+      this.dataDirectory = dir;
+      return this;
+    }
+
+    /** Same delay for reads and commits, as a network round trip to a cluster would add. */
+    public Builder latency(Duration latency) {
+      return readLatency(latency).commitLatency(latency);
+    }
+
+    public Builder readLatency(Duration latency) {
+      this.readLatency = requireNonNegative(latency, "readLatency");
+      return this;
+    }
+
+    public Builder commitLatency(Duration latency) {
+      this.commitLatency = requireNonNegative(latency, "commitLatency");
+      return this;
+    }
+
+    /**
+     * The transactions' default executor, where futures complete and continuations run. It must
+     * run every task it accepts in bounded time (a fork-join pool does not: its workers prefer the
+     * tasks they submitted themselves) and, if callbacks block, have threads to spare.
+     */
+    public Builder executor(Executor executor) {
+      this.executor = executor;
+      return this;
+    }
+
+    public Builder compactAfterLogBytes(long bytes) {
+      if (bytes <= 0) {
+        throw new IllegalArgumentException("compactAfterLogBytes must be positive, got " + bytes);
+      }
+      this.compactAfterLogBytes = bytes;
+      return this;
+    }
+
+    public Builder storageCacheBytes(long bytes) {
+      this.storageCacheBytes = requirePositive(bytes, "storageCacheBytes");
+      return this;
+    }
+
+    public Builder storageWriteBufferBytes(long bytes) {
+      this.storageWriteBufferBytes = requirePositive(bytes, "storageWriteBufferBytes");
+      return this;
+    }
+
+    public Builder rowCacheBytes(long bytes) {
+      if (bytes < 0) {
+        throw new IllegalArgumentException("rowCacheBytes must not be negative, got " + bytes);
+      }
+      this.rowCacheBytes = bytes;
+      return this;
+    }
+
+    public Builder minFreeSpaceBytes(long bytes) {
+      if (bytes < 0) {
+        throw new IllegalArgumentException("minFreeSpaceBytes must not be negative, got " + bytes);
+      }
+      this.minFreeSpaceBytes = bytes;
+      return this;
+    }
+
+    public Builder maxUnappliedBytes(long bytes) {
+      this.maxUnappliedBytes = requirePositive(bytes, "maxUnappliedBytes");
+      return this;
+    }
+
+    /** Tests whose log lives on a simulated file system keep the storage in a real directory. */
+    Builder storageDirectory(Path dir) {
+      this.storageDirectory = dir;
+      return this;
+    }
+
+    private static long requirePositive(long bytes, String name) {
+      if (bytes <= 0) {
+        throw new IllegalArgumentException(name + " must be positive, got " + bytes);
+      }
+      return bytes;
+    }
+
+    Builder files(FileLayer files) {
+      this.files = Objects.requireNonNull(files, "files");
+      return this;
+    }
+
+    public EmbeddedOptions build() {
+      return new EmbeddedOptions(this);
+    }
+
+    private static Duration requireNonNegative(Duration d, String name) {
+      Objects.requireNonNull(d, name);
+      if (d.isNegative()) {
+        throw new IllegalArgumentException(name + " must not be negative, got " + d);
+      }
+      return d;
+    }
+  }
+}

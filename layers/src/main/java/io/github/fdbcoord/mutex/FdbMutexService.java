@@ -1,0 +1,736 @@
+package io.github.fdbcoord.mutex;
+
+import io.github.fdbcoord.api.FencingToken;
+import io.github.fdbcoord.api.LockEvent;
+import io.github.fdbcoord.api.MutexOwner;
+import io.github.fdbcoord.api.MutexState;
+import io.github.fdbcoord.api.QueueEntry;
+import com.apple.foundationdb.Database;
+import com.apple.foundationdb.ReadTransaction;
+import com.apple.foundationdb.Transaction;
+import com.apple.foundationdb.subspace.Subspace;
+import com.apple.foundationdb.tuple.Versionstamp;
+import io.github.fdbcoord.mutex.MutexSchema.EventRecord;
+import io.github.fdbcoord.mutex.MutexSchema.Incarnation;
+import io.github.fdbcoord.mutex.MutexSchema.Waiter;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+import static io.github.fdbcoord.mutex.MutexSchema.checkName;
+
+/** {@link MutexService} over fdb-java's {@link Database}: composes the queries of {@link MutexSchema}. */
+final class FdbMutexService implements MutexService {
+  /** Versions per second of FoundationDB's commit clock, to turn the event retention into versions. */
+  private static final long VERSIONS_PER_SECOND = 1_000_000L;
+
+  final Database db;
+  final MutexSchema schema;
+  final Executor executor;
+  final ScheduledExecutorService scheduler;
+  private final MutexOptions options;
+  private final boolean ownsScheduler;
+  private final long retentionVersions;
+  private final ConcurrentHashMap<String, OwnershipWatcher> watchers = new ConcurrentHashMap<>();
+  private final Set<Handle> handles = ConcurrentHashMap.newKeySet();
+  private final MutexReaper reaper;
+  /** This start of the service: recorded with every grant and queue entry made or kept alive through it. */
+  final Incarnation incarnation;
+  private volatile boolean closed;
+
+  FdbMutexService(Database db, Subspace root, MutexOptions options) {
+    this.db = db;
+    this.schema = new MutexSchema(root);
+    this.options = options;
+    this.executor = options.executor() != null ? options.executor() : db.getExecutor();
+    this.ownsScheduler = options.scheduler() == null;
+    this.scheduler = ownsScheduler ? Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "fdb-mutex-scheduler");
+      t.setDaemon(true);
+      return t;
+    }) : options.scheduler();
+    this.retentionVersions = options.eventRetention().toMillis() * (VERSIONS_PER_SECOND / 1000);
+    this.incarnation = new Incarnation(options.hostId(), java.util.UUID.randomUUID().toString());
+    this.reaper = options.reaperEnabled() ? new MutexReaper(this, options.lease(), options.reaperInterval()) : null;
+    if (reaper != null) {
+      reaper.start();
+    }
+  }
+
+  @Override
+  public MutexOptions options() {
+    return options;
+  }
+
+  MutexReaper reaper() {
+    return reaper;
+  }
+
+  // ================================================================ operations
+
+  @Override
+  public CompletableFuture<AcquireResult> tryAcquire(String name, String owner) {
+    checkName(name, "mutex name");
+    checkName(owner, "owner");
+    return transact(tr -> tryAcquireIn(tr, name, owner));
+  }
+
+  CompletableFuture<AfterCommit<AcquireResult>> tryAcquireIn(Transaction tr, String name, String owner) {
+    return schema.readOwner(tr, name).thenCompose(current -> {
+      if (current == null) {
+        return grantFree(tr, name, owner).thenApply(g -> g.map(e -> AcquireResult.held(e.sequence())));
+      }
+      if (current.owner().equals(owner)) {
+        return CompletableFuture.completedFuture(AfterCommit.now(AcquireResult.held(current.token())));
+      }
+      return joinQueue(tr, name, owner);
+    });
+  }
+
+  /** Enqueues {@code owner} unless it already waits (so a retried commit never enqueues twice). */
+  private CompletableFuture<AfterCommit<AcquireResult>> joinQueue(Transaction tr, String name, String owner) {
+    return schema.readTicket(tr, name, owner).thenCompose(ticket -> ticket != null
+        ? schema.countQueueBefore(tr.snapshot(), name, ticket, executor)
+            .thenApply(ahead -> AfterCommit.now(AcquireResult.queued(ahead + 1, ticket)))
+        // Count before writing: the new entry's key is unreadable until commit.
+        : schema.countQueueBefore(tr.snapshot(), name, null, executor).thenApply(ahead -> {
+          if (ahead >= options.maxQueueLength()) {
+            throw new MutexQueueFullException(name, owner, options.maxQueueLength());
+          }
+          schema.enqueue(tr, name, owner, incarnation);
+          return AfterCommit.stamped(tr.getVersionstamp(),
+              vs -> AcquireResult.queued(ahead + 1, Versionstamp.complete(vs, 0)));
+        }));
+  }
+
+  @Override
+  public CompletableFuture<MutexHandle> acquire(String name, String owner, Duration timeout) {
+    checkName(name, "mutex name");
+    checkName(owner, "owner");
+    if (timeout != null && timeout.isNegative()) {
+      throw new IllegalArgumentException("timeout must not be negative, got " + timeout);
+    }
+    checkOpen(name);
+    return new AcquireOp(name, owner, timeout).start();
+  }
+
+  @Override
+  public CompletableFuture<LockEvent> release(String name, String owner) {
+    return release(name, owner, null);
+  }
+
+  @Override
+  public CompletableFuture<LockEvent> release(String name, String owner, FencingToken token) {
+    checkName(name, "mutex name");
+    checkName(owner, "owner");
+    return transact(tr -> releaseIn(tr, name, owner, token));
+  }
+
+  CompletableFuture<AfterCommit<LockEvent>> releaseIn(Transaction tr, String name, String owner, FencingToken token) {
+    return schema.readOwner(tr, name).thenCompose(current -> isGrant(current, owner, token)
+        ? endGrant(tr, name, current, true)
+        : findEarlierRelease(tr, name, owner, token, current));
+  }
+
+  /**
+   * A release whose first commit attempt succeeded but reported {@code commit_unknown_result} is
+   * retried and finds the grant gone: the event right after the grant's own tells whether that
+   * was this release (not an expiry).
+   */
+  private CompletableFuture<AfterCommit<LockEvent>> findEarlierRelease(
+      Transaction tr, String name, String owner, FencingToken token, MutexOwner current) {
+    if (token == null) {
+      return CompletableFuture.failedFuture(refusal(name, owner, null, current));
+    }
+    return schema.readEventsAfter(tr.snapshot(), name, token, 1, executor).thenApply(next -> {
+      if (!next.isEmpty()) {
+        LockEvent e = next.get(0);
+        boolean released = e.type() == LockEvent.Type.RELEASED || e.type() == LockEvent.Type.HANDED_OFF;
+        if (released && e.previousToken().equals(Optional.of(token)) && e.previousOwner().equals(Optional.of(owner))) {
+          return AfterCommit.now(e);
+        }
+      }
+      throw refusal(name, owner, token, current);
+    });
+  }
+
+  @Override
+  public CompletableFuture<MutexOwner> heartbeat(String name, String owner) {
+    return heartbeat(name, owner, null);
+  }
+
+  @Override
+  public CompletableFuture<MutexOwner> heartbeat(String name, String owner, FencingToken token) {
+    checkName(name, "mutex name");
+    checkName(owner, "owner");
+    // Reading the owner record (with conflict) and rewriting it in one transaction: a hand-off that
+    // commits first makes this conflict, and the retry then sees another owner and refuses.
+    return transact(tr -> schema.readOwner(tr, name).thenApply(current -> {
+      if (!isGrant(current, owner, token)) {
+        throw refusal(name, owner, token, current);
+      }
+      MutexOwner next = new MutexOwner(owner, current.token(), current.heartbeats() + 1);
+      schema.writeOwner(tr, name, next, incarnation);
+      return AfterCommit.now(next);
+    }));
+  }
+
+  @Override
+  public CompletableFuture<Boolean> leave(String name, String owner) {
+    checkName(name, "mutex name");
+    checkName(owner, "owner");
+    return transact(tr -> schema.readTicket(tr, name, owner).thenApply(ticket -> {
+      if (ticket == null) {
+        return AfterCommit.now(false);
+      }
+      schema.dequeue(tr, name, new QueueEntry(owner, MutexSchema.token(ticket)));
+      return AfterCommit.now(true);
+    }));
+  }
+
+  @Override
+  public CompletableFuture<AcquireResult> heartbeatWaiter(String name, String owner) {
+    checkName(name, "mutex name");
+    checkName(owner, "owner");
+    return transact(tr -> schema.readOwner(tr, name).thenCombine(schema.readTicket(tr, name, owner), (current, ticket) -> {
+      if (current != null && current.owner().equals(owner)) {
+        return CompletableFuture.completedFuture(AfterCommit.now(AcquireResult.held(current.token())));
+      }
+      if (ticket == null) {
+        throw refusal(name, owner, null, current);
+      }
+      return schema.readWaiter(tr, name, ticket).thenCombine(schema.countQueueBefore(tr.snapshot(), name, ticket, executor),
+          (waiter, ahead) -> {
+            schema.writeWaiter(tr, name, new Waiter(ticket, owner, incarnation, waiter == null ? 1 : waiter.beats() + 1));
+            return AfterCommit.now(AcquireResult.queued(ahead + 1, ticket));
+          });
+    }).thenCompose(f -> f));
+  }
+
+  @Override
+  public CompletableFuture<java.util.List<LockEvent>> events(String name, FencingToken from, int limit) {
+    checkName(name, "mutex name");
+    if (from == null) {
+      throw new IllegalArgumentException("from must not be null");
+    }
+    if (limit < 1 || limit > 10_000) {
+      throw new IllegalArgumentException("limit must be between 1 and 10000, got " + limit);
+    }
+    return unwrapped(db.readAsync(tr -> schema.readEventsFrom(tr, name, from, limit, executor), executor));
+  }
+
+  @Override
+  public CompletableFuture<Optional<LockEvent>> latestEvent(String name) {
+    checkName(name, "mutex name");
+    return unwrapped(db.readAsync(tr -> schema.readLatestEvent(tr, name, executor), executor)).thenApply(Optional::ofNullable);
+  }
+
+  /**
+   * With a host id: removes the queue entries, and ends the grants (handing each to its next live
+   * waiter), that were made or last kept alive through an earlier start of this host: their waiters
+   * and holders died with it. What a live process has kept alive since, through another host, names
+   * that host and stays. Completes with how many entries and grants it removed.
+   */
+  CompletableFuture<Integer> removeEarlierIncarnations() {
+    if (incarnation.host() == null) {
+      return CompletableFuture.completedFuture(0);
+    }
+    java.util.concurrent.atomic.AtomicInteger removed = new java.util.concurrent.atomic.AtomicInteger();
+    String[] after = {null};
+    return unwrapped(com.apple.foundationdb.async.AsyncUtil.whileTrue(() ->
+        unwrapped(db.readAsync(tr -> schema.readHeld(tr.snapshot(), after[0], MutexReaper.PAGE, executor), executor))
+            .thenCompose(names -> {
+              java.util.List<CompletableFuture<Integer>> each = new java.util.ArrayList<>();
+              for (String n : names) {
+                each.add(transact(tr -> removeEarlierIncarnationsIn(tr, n)));
+              }
+              if (!names.isEmpty()) {
+                after[0] = names.get(names.size() - 1);
+              }
+              return CompletableFuture.allOf(each.toArray(CompletableFuture[]::new)).thenApply(v -> {
+                each.forEach(f -> removed.addAndGet(f.join()));
+                return names.size() == MutexReaper.PAGE;
+              });
+            }), executor).thenApply(v -> removed.get()));
+  }
+
+  private CompletableFuture<AfterCommit<Integer>> removeEarlierIncarnationsIn(Transaction tr, String name) {
+    return schema.readOwnerBytes(tr, name).thenCombine(
+        schema.readWaiters(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED, executor), (ownerBytes, waiters) -> {
+          int n = 0;
+          for (Waiter w : waiters) {
+            if (w.via() != null && w.via().isEarlierOf(incarnation)) {
+              schema.dequeue(tr, name, w);
+              n++;
+            }
+          }
+          Incarnation holder = ownerBytes == null ? null : schema.unpackOwnerIncarnation(ownerBytes);
+          if (holder == null || !holder.isEarlierOf(incarnation)) {
+            return CompletableFuture.completedFuture(AfterCommit.now(n));
+          }
+          int count = n + 1;
+          // The queue read below sees this transaction's own dequeues: the grant goes to a live waiter.
+          return endGrant(tr, name, schema.unpackOwnerValue(ownerBytes), false).thenApply(a -> a.map(e -> count));
+        }).thenCompose(f -> f);
+  }
+
+  /** Leaves the queue unless the mutex was granted meanwhile: then completes with the grant, else null. */
+  CompletableFuture<MutexOwner> leaveUnlessGranted(String name, String owner) {
+    return transact(tr -> schema.readOwner(tr, name).thenCombine(schema.readTicket(tr, name, owner), (current, ticket) -> {
+      if (current != null && current.owner().equals(owner)) {
+        return AfterCommit.now(current);
+      }
+      if (ticket != null) {
+        schema.dequeue(tr, name, new QueueEntry(owner, MutexSchema.token(ticket)));
+      }
+      return AfterCommit.<MutexOwner>now(null);
+    }));
+  }
+
+  @Override
+  public CompletableFuture<MutexState> state(String name) {
+    checkName(name, "mutex name");
+    return unwrapped(db.readAsync(tr -> readState(tr, name), executor));
+  }
+
+  @Override
+  public CompletableFuture<MutexInspection> inspect(String name) {
+    checkName(name, "mutex name");
+    return unwrapped(db.readAsync(tr -> schema.readOwnerBytes(tr, name)
+        .thenCombine(schema.readQueue(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED, executor),
+            (record, queue) -> new Object[] {record, queue})
+        .thenCombine(tr.getReadVersion(), (rq, readVersion) -> {
+          byte[] record = (byte[]) rq[0];
+          @SuppressWarnings("unchecked")
+          java.util.List<QueueEntry> queue = (java.util.List<QueueEntry>) rq[1];
+          MutexOwner owner = record == null ? null : schema.unpackOwnerValue(record);
+          MutexState state = new MutexState(name, Optional.ofNullable(owner), queue);
+          if (owner == null) {
+            return new MutexInspection(state, Optional.empty(), Optional.empty());
+          }
+          long versions = Math.max(0, readVersion - owner.token().commitVersion());
+          Duration heldFor = Duration.ofNanos(versions * (1_000_000_000L / VERSIONS_PER_SECOND));
+          return new MutexInspection(state, Optional.of(heldFor),
+              reaper == null ? Optional.empty() : Optional.of(reaper.leaseLeft(name, record)));
+        }), executor));
+  }
+
+  @Override
+  public CompletableFuture<java.util.List<String>> heldMutexes(String after, int limit) {
+    if (after != null) {
+      checkName(after, "after");
+    }
+    if (limit < 1 || limit > 10_000) {
+      throw new IllegalArgumentException("limit must be between 1 and 10000, got " + limit);
+    }
+    return unwrapped(db.readAsync(tr -> schema.readHeld(tr, after, limit, executor), executor));
+  }
+
+  private CompletableFuture<MutexState> readState(ReadTransaction tr, String name) {
+    return schema.readOwner(tr, name).thenCombine(
+        schema.readQueue(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED, executor),
+        (owner, queue) -> new MutexState(name, Optional.ofNullable(owner), queue));
+  }
+
+  @Override
+  public CompletableFuture<MutexSubscription> subscribe(String name, Consumer<LockEvent> listener) {
+    checkName(name, "mutex name");
+    if (listener == null) {
+      throw new IllegalArgumentException("listener must not be null");
+    }
+    checkOpen(name);
+    while (true) {
+      CompletableFuture<MutexSubscription> s = watcher(name).subscribe(listener);
+      if (s != null) {
+        return s;
+      }
+    }
+  }
+
+  // ================================================================ transitions
+
+  /** Grants a free mutex to {@code owner}. */
+  private CompletableFuture<AfterCommit<LockEvent>> grantFree(Transaction tr, String name, String owner) {
+    return tr.getReadVersion().thenApply(readVersion -> {
+      schema.trimEvents(tr, name, readVersion, retentionVersions);
+      return grant(tr, name, owner, new EventRecord(LockEvent.Type.ACQUIRED, null, null, owner), incarnation);
+    });
+  }
+
+  /**
+   * Ends {@code current}'s grant (released by its owner, or expired): the head of the queue becomes
+   * owner in the same transaction, or the mutex becomes free when nobody waits. The queue head is
+   * read with conflict, so an enqueue committed meanwhile is never stranded behind a free mutex.
+   */
+  CompletableFuture<AfterCommit<LockEvent>> endGrant(Transaction tr, String name, MutexOwner current, boolean released) {
+    return schema.readQueueHead(tr, name, executor).thenCombine(tr.getReadVersion(), (head, readVersion) -> {
+      schema.trimEvents(tr, name, readVersion, retentionVersions);
+      if (head == null) {
+        LockEvent.Type type = released ? LockEvent.Type.RELEASED : LockEvent.Type.EXPIRED;
+        return free(tr, name, new EventRecord(type, current.owner(), current.token(), null));
+      }
+      schema.dequeue(tr, name, head);
+      LockEvent.Type type = released ? LockEvent.Type.HANDED_OFF : LockEvent.Type.EXPIRED;
+      // The new owner is kept alive through the same host as its queue entry was.
+      return grant(tr, name, head.owner(), new EventRecord(type, current.owner(), current.token(), head.owner()), head.via());
+    });
+  }
+
+  private AfterCommit<LockEvent> grant(Transaction tr, String name, String owner, EventRecord event, Incarnation via) {
+    schema.grantOwner(tr, name, owner, via);
+    schema.touchGeneration(tr, name);
+    schema.appendEvent(tr, name, event);
+    schema.markHeld(tr, name);
+    return AfterCommit.stamped(tr.getVersionstamp(), vs -> event.toEvent(name, FencingToken.of(vs)));
+  }
+
+  private AfterCommit<LockEvent> free(Transaction tr, String name, EventRecord event) {
+    schema.clearOwner(tr, name);
+    schema.touchGeneration(tr, name);
+    schema.appendEvent(tr, name, event);
+    schema.clearHeld(tr, name);
+    return AfterCommit.stamped(tr.getVersionstamp(), vs -> event.toEvent(name, FencingToken.of(vs)));
+  }
+
+  private static boolean isGrant(MutexOwner current, String owner, FencingToken token) {
+    return current != null && current.owner().equals(owner) && (token == null || token.equals(current.token()));
+  }
+
+  private static MutexException refusal(String name, String caller, FencingToken token, MutexOwner current) {
+    if (current == null) {
+      return new MutexNotHeldException(name, caller);
+    }
+    if (token != null && current.owner().equals(caller)) {
+      return new NotOwnerException(name, caller, token, current);
+    }
+    return new NotOwnerException(name, caller, current);
+  }
+
+  // ================================================================ plumbing
+
+  /**
+   * For tests: runs on every attempt between the body and the commit, which waits for its future; tests
+   * use it to force two transactions to interleave. Null outside tests (a volatile read per attempt).
+   */
+  volatile Function<Transaction, CompletableFuture<Void>> beforeCommit;
+
+  /** Runs {@code body} in a retry loop, then resolves its versionstamp-dependent result. */
+  <T> CompletableFuture<T> transact(Function<Transaction, CompletableFuture<AfterCommit<T>>> body) {
+    return unwrapped(db.runAsync(tr -> {
+      Function<Transaction, CompletableFuture<Void>> hook = beforeCommit;
+      CompletableFuture<AfterCommit<T>> result = body.apply(tr);
+      return hook == null ? result : result.thenCompose(r -> hook.apply(tr).thenApply(v -> r));
+    }, executor).thenCompose(AfterCommit::resolve));
+  }
+
+  /** The future failing with the cause itself rather than a {@link CompletionException} around it. */
+  static <T> CompletableFuture<T> unwrapped(CompletableFuture<T> f) {
+    CompletableFuture<T> out = new CompletableFuture<>();
+    f.whenComplete((v, e) -> {
+      if (e == null) {
+        out.complete(v);
+      } else {
+        out.completeExceptionally(unwrap(e));
+      }
+    });
+    return out;
+  }
+
+  static Throwable unwrap(Throwable e) {
+    Throwable cur = e;
+    while ((cur instanceof CompletionException || cur instanceof ExecutionException) && cur.getCause() != null) {
+      cur = cur.getCause();
+    }
+    return cur;
+  }
+
+  OwnershipWatcher watcher(String name) {
+    return watchers.computeIfAbsent(name, n -> new OwnershipWatcher(this, n));
+  }
+
+  /** An idle watcher leaves the map, so watching many names over time keeps no garbage. */
+  void retire(OwnershipWatcher w, String name) {
+    watchers.remove(name, w);
+  }
+
+  boolean isClosed() {
+    return closed;
+  }
+
+  private void checkOpen(String name) {
+    if (closed) {
+      throw new MutexClosedException(name);
+    }
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    if (reaper != null) {
+      reaper.stop();
+    }
+    for (Handle h : handles) {
+      h.stopHeartbeats();
+    }
+    for (OwnershipWatcher w : watchers.values()) {
+      w.close();
+    }
+    if (ownsScheduler) {
+      scheduler.shutdownNow();
+    }
+  }
+
+  // ================================================================ acquire
+
+  /** One acquire: try, then wait on the mutex's watcher until granted, timed out or cancelled. */
+  private final class AcquireOp {
+    private final String name;
+    private final String owner;
+    private final Duration timeout;
+    private final long deadline;
+    private final CompletableFuture<MutexHandle> result = new CompletableFuture<>();
+    private volatile OwnershipWatcher.Waiter waiter;
+
+    AcquireOp(String name, String owner, Duration timeout) {
+      this.name = name;
+      this.owner = owner;
+      this.timeout = timeout;
+      // Durations beyond ~146 years do not fit in nanoseconds: they mean "no limit" in practice.
+      long nanos = timeout == null || timeout.compareTo(Duration.ofDays(365L * 100)) > 0 ? Long.MAX_VALUE / 4 : timeout.toNanos();
+      this.deadline = System.nanoTime() + nanos;
+    }
+
+    CompletableFuture<MutexHandle> start() {
+      attempt().whenComplete((handle, e) -> {
+        if (e != null) {
+          result.completeExceptionally(unwrap(e));
+        } else if (!result.complete(handle)) {
+          // Cancelled while the grant was being made: do not leak a held mutex.
+          handle.release();
+        }
+      });
+      result.whenComplete((h, e) -> {
+        OwnershipWatcher.Waiter w = waiter;
+        if (result.isCancelled() && w != null) {
+          w.complete(OwnershipWatcher.Outcome.gaveUp());
+        }
+      });
+      return result;
+    }
+
+    private CompletableFuture<MutexHandle> attempt() {
+      return tryAcquire(name, owner).thenCompose(r -> r.isHeld()
+          ? CompletableFuture.completedFuture(newHandle(r.token().get(), null))
+          : await(r.ticket().get()));
+    }
+
+    private CompletableFuture<MutexHandle> await(Versionstamp ticket) {
+      long remaining = deadline - System.nanoTime();
+      if (remaining <= 0 || result.isDone()) {
+        return giveUp(ticket);
+      }
+      OwnershipWatcher.Waiter w = register(ticket);
+      waiter = w;
+      if (timeout != null) {
+        ScheduledFuture<?> timer = scheduler.schedule(
+            () -> w.complete(OwnershipWatcher.Outcome.gaveUp()), remaining, TimeUnit.NANOSECONDS);
+        w.whenComplete((o, e) -> timer.cancel(false));
+      }
+      if (result.isDone()) {
+        w.complete(OwnershipWatcher.Outcome.gaveUp());
+      }
+      keepQueued(w);
+      return w.thenComposeAsync(outcome -> {
+        switch (outcome.kind()) {
+          case GRANTED:
+            return CompletableFuture.completedFuture(newHandle(outcome.owner().token(), ticket));
+          case RETRY:
+            return attempt();
+          case CLOSED:
+            return CompletableFuture.failedFuture(new MutexClosedException(name));
+          default:
+            return giveUp(ticket);
+        }
+      }, executor);
+    }
+
+    /**
+     * Heartbeats the queue entry while {@code w} waits, as a handle does its grant: the reaper
+     * removes entries nobody keeps alive. An entry found gone (reaped while this process stalled,
+     * or removed by someone else) is made again at the back of the queue.
+     */
+    private void keepQueued(OwnershipWatcher.Waiter w) {
+      if (w.isDone() || closed) {
+        return;
+      }
+      try {
+        ScheduledFuture<?> beat = scheduler.schedule(() -> heartbeatWaiter(name, owner).whenComplete((r, e) -> {
+          if (e instanceof MutexException && ((MutexException) e).kind() != MutexException.Kind.CLOSED) {
+            w.complete(new OwnershipWatcher.Outcome(OwnershipWatcher.Kind.RETRY, null));
+          } else {
+            keepQueued(w);
+          }
+        }), options.heartbeatInterval().toNanos(), TimeUnit.NANOSECONDS);
+        w.whenComplete((o, e) -> beat.cancel(false));
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        // The scheduler stopped with the service; the watcher fails the wait.
+      }
+    }
+
+    private OwnershipWatcher.Waiter register(Versionstamp ticket) {
+      while (true) {
+        OwnershipWatcher.Waiter w = watcher(name).await(owner, ticket);
+        if (w != null) {
+          return w;
+        }
+        // That watcher retired between lookup and registration: the next lookup makes a fresh one.
+      }
+    }
+
+    /** Timed out or cancelled: leave the queue, unless the mutex was granted meanwhile. */
+    private CompletableFuture<MutexHandle> giveUp(Versionstamp ticket) {
+      return leaveUnlessGranted(name, owner).thenApply(granted -> {
+        if (granted != null) {
+          return newHandle(granted.token(), ticket);
+        }
+        throw new MutexTimeoutException(name, owner, timeout == null ? Duration.ZERO : timeout);
+      });
+    }
+
+    private MutexHandle newHandle(FencingToken token, Versionstamp ticket) {
+      Handle h = new Handle(name, owner, token, ticket);
+      h.startHeartbeats();
+      return h;
+    }
+  }
+
+  // ================================================================ handle
+
+  private final class Handle implements MutexHandle {
+    private final String name;
+    private final String owner;
+    private final FencingToken token;
+    private final Versionstamp ticket;
+    private final CompletableFuture<MutexException> lost = new CompletableFuture<>();
+    private volatile boolean released;
+    private volatile ScheduledFuture<?> next;
+
+    Handle(String name, String owner, FencingToken token, Versionstamp ticket) {
+      this.name = name;
+      this.owner = owner;
+      this.token = token;
+      this.ticket = ticket;
+    }
+
+    @Override
+    public String name() {
+      return name;
+    }
+
+    @Override
+    public String owner() {
+      return owner;
+    }
+
+    @Override
+    public FencingToken token() {
+      return token;
+    }
+
+    @Override
+    public Optional<Versionstamp> ticket() {
+      return Optional.ofNullable(ticket);
+    }
+
+    @Override
+    public boolean isHeld() {
+      return !released && !lost.isDone();
+    }
+
+    @Override
+    public CompletableFuture<LockEvent> release() {
+      released = true;
+      stopHeartbeats();
+      return FdbMutexService.this.release(name, owner, token);
+    }
+
+    @Override
+    public CompletableFuture<MutexOwner> heartbeat() {
+      return FdbMutexService.this.heartbeat(name, owner, token).whenComplete((r, e) -> {
+        if (e instanceof MutexException && !released) {
+          stopHeartbeats();
+          lost.complete((MutexException) e);
+        }
+      });
+    }
+
+    @Override
+    public CompletableFuture<MutexException> lost() {
+      return lost;
+    }
+
+    void startHeartbeats() {
+      handles.add(this);
+      schedule();
+    }
+
+    private void schedule() {
+      if (released || lost.isDone() || closed) {
+        handles.remove(this);
+        return;
+      }
+      try {
+        next = scheduler.schedule(this::beat, options.heartbeatInterval().toNanos(), TimeUnit.NANOSECONDS);
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        handles.remove(this); // scheduler shut down with the service
+      }
+    }
+
+    private void beat() {
+      if (released || lost.isDone()) {
+        return;
+      }
+      // Transient storage errors are retried at the next interval; only a refusal ends the grant.
+      heartbeat().whenComplete((r, e) -> schedule());
+    }
+
+    void stopHeartbeats() {
+      ScheduledFuture<?> n = next;
+      if (n != null) {
+        n.cancel(false);
+      }
+      handles.remove(this);
+    }
+
+    @Override
+    public String toString() {
+      return "MutexHandle(" + name + ", " + owner + ", " + token + ")";
+    }
+  }
+
+  /** For tests: how often this service's watcher of {@code name} has read it (0 when never watched). */
+  long watcherReads(String name) {
+    OwnershipWatcher w = watchers.get(name);
+    return w == null ? 0 : w.reads();
+  }
+
+  /** For tests: the handles currently heartbeating. */
+  int heartbeatingHandles() {
+    return handles.size();
+  }
+}

@@ -1,0 +1,37 @@
+package io.github.fdbcoord.mutex;
+
+import io.github.fdbcoord.api.FencingToken;
+import io.github.fdbcoord.api.LockEvent;
+import io.github.fdbcoord.api.MutexOwner;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A grant held by this process, returned by {@link MutexService#acquire}. It heartbeats every
+ * {@link MutexOptions#heartbeatInterval()} until released or until it learns it lost the grant.
+ */
+public interface MutexHandle {
+  String name();
+
+  String owner();
+
+  /** Strictly greater than the token of every earlier grant of this mutex. */
+  FencingToken token();
+
+  /** The versionstamp of the enqueue that led to this grant, when the caller had to wait. */
+  java.util.Optional<com.apple.foundationdb.tuple.Versionstamp> ticket();
+
+  /** Whether the handle believes it holds the grant: neither released nor known lost. */
+  boolean isHeld();
+
+  /** Stops heartbeating and releases; fails with {@link NotOwnerException}/{@link MutexNotHeldException} if the grant was lost. */
+  CompletableFuture<LockEvent> release();
+
+  /** Heartbeats now, in addition to the scheduled heartbeats. */
+  CompletableFuture<MutexOwner> heartbeat();
+
+  /**
+   * Completes, with the refusal that revealed it, when a heartbeat finds the grant ended (the
+   * reaper evicted this owner). Never completes for a grant released through {@link #release()}.
+   */
+  CompletableFuture<MutexException> lost();
+}

@@ -1,0 +1,153 @@
+package io.github.fdbcoord.mutex;
+
+import io.github.fdbcoord.api.FencingToken;
+import io.github.fdbcoord.api.LockEvent;
+import io.github.fdbcoord.api.MutexOwner;
+import io.github.fdbcoord.api.MutexState;
+import com.apple.foundationdb.Database;
+import com.apple.foundationdb.directory.DirectoryLayer;
+import com.apple.foundationdb.subspace.Subspace;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+
+/**
+ * Named distributed mutexes on FoundationDB: FIFO queue, heartbeats, stale-owner hand-off by a
+ * reaper, fencing tokens and lock events. All operations are asynchronous and safe to call from
+ * any thread; futures complete on the service's executor.
+ *
+ * <p>Failures: bad input fails with {@link IllegalArgumentException}; refusals with a
+ * {@link MutexException} whose {@link MutexException#kind()} is NOT_HELD, NOT_OWNER, TIMED_OUT,
+ * CLOSED or QUEUE_FULL; anything else is a storage error ({@code FDBException}, see {@code FdbErrors}).
+ */
+public interface MutexService extends AutoCloseable {
+
+  /** Opens (creating if needed) the directory {@link MutexOptions#directory()} and a service over it. */
+  static CompletableFuture<MutexService> open(Database db, MutexOptions options) {
+    return DirectoryLayer.getDefault()
+        .createOrOpen(db, options.directory())
+        .thenApply(dir -> (FdbMutexService) create(db, dir, options))
+        .thenCompose(service -> service.removeEarlierIncarnations().handle((n, e) -> {
+          if (e != null) {
+            service.close();
+            throw e instanceof java.util.concurrent.CompletionException ? (java.util.concurrent.CompletionException) e
+                : new java.util.concurrent.CompletionException(e);
+          }
+          return service;
+        }));
+  }
+
+  /** A service whose mutexes live under {@code root} ({@link MutexOptions#directory()} is ignored). */
+  static MutexService create(Database db, Subspace root, MutexOptions options) {
+    return new FdbMutexService(db, root, options);
+  }
+
+  /**
+   * Takes the mutex when it is free, otherwise joins its queue, in one transaction. Idempotent:
+   * when {@code owner} already holds it the result is its current grant; when it already waits, its
+   * current position (so a retry after {@code commit_unknown_result} never enqueues twice).
+   *
+   * <p>No heartbeat is started: a holder obtained this way must call {@link #heartbeat} more often
+   * than the lease, and so must a waiter once it has been granted the mutex through the queue. A
+   * waiter calls {@link #heartbeatWaiter} as often, or the reaper removes it from the queue. Fails
+   * with {@link MutexQueueFullException} when the queue already holds
+   * {@link MutexOptions#maxQueueLength()} waiters.
+   */
+  CompletableFuture<AcquireResult> tryAcquire(String name, String owner);
+
+  /**
+   * Completes when {@code owner} holds the mutex, with a handle that heartbeats until released.
+   * Waiting is woken by a watch on the mutex's generation key, never by polling; while waiting, the
+   * queue entry is heartbeated every {@link MutexOptions#heartbeatInterval()} (and made again at the
+   * back if it was removed meanwhile).
+   *
+   * @param timeout how long to wait; {@code Duration.ZERO} tries once without staying queued;
+   *     null waits without limit. On timeout the owner leaves the queue and the future fails with
+   *     {@link MutexTimeoutException}; if the mutex was granted in the meantime the handle is
+   *     returned instead. Cancelling the future also leaves the queue (and releases a grant that
+   *     raced the cancellation).
+   */
+  CompletableFuture<MutexHandle> acquire(String name, String owner, Duration timeout);
+
+  /** {@link #acquire(String, String, Duration)} without a time limit. */
+  default CompletableFuture<MutexHandle> acquire(String name, String owner) {
+    return acquire(name, owner, null);
+  }
+
+  /**
+   * Releases the mutex held by {@code owner}; the head of the queue becomes owner in the same
+   * transaction. Completes with the transition (RELEASED or HANDED_OFF). Fails with
+   * {@link MutexNotHeldException} when nobody holds it, {@link NotOwnerException} when someone else does.
+   */
+  CompletableFuture<LockEvent> release(String name, String owner);
+
+  /**
+   * As {@link #release(String, String)}, but only the grant {@code token} is released: an owner
+   * evicted and granted again under a newer token gets {@link NotOwnerException}. Idempotent: if a
+   * retried commit finds this grant already released by an earlier attempt, it completes with that release.
+   */
+  CompletableFuture<LockEvent> release(String name, String owner, FencingToken token);
+
+  /** Records that {@code owner} is alive; completes with the updated owner record. Errors as release. */
+  CompletableFuture<MutexOwner> heartbeat(String name, String owner);
+
+  /** Heartbeat of the grant {@code token} only. */
+  CompletableFuture<MutexOwner> heartbeat(String name, String owner, FencingToken token);
+
+  /**
+   * Keeps {@code owner}'s queue entry alive: a waiter that does not call this (or wait through
+   * {@link #acquire}, which does it by itself) more often than the lease is removed from the queue by
+   * the reaper. Completes with the waiter's position and ticket, or with its grant (held, with the
+   * token; the grant itself is not heartbeated by this call) when it was granted the mutex meanwhile.
+   * Fails with NOT_HELD / NOT_OWNER when {@code owner} neither waits nor holds the mutex.
+   */
+  CompletableFuture<AcquireResult> heartbeatWaiter(String name, String owner);
+
+  /**
+   * Up to {@code limit} (1 to 10,000) events of the mutex's log with a sequence at or after
+   * {@code from}, oldest first. The log keeps events for {@link MutexOptions#eventRetention()}: when
+   * the first event returned is not {@code from} itself, events after {@code from} may have been trimmed.
+   */
+  CompletableFuture<java.util.List<LockEvent>> events(String name, FencingToken from, int limit);
+
+  /** The newest event of the mutex's log, if any is retained. */
+  CompletableFuture<java.util.Optional<LockEvent>> latestEvent(String name);
+
+  /** Removes {@code owner} from the queue; completes with whether it was waiting. */
+  CompletableFuture<Boolean> leave(String name, String owner);
+
+  /** The owner record and the queue, read in one transaction. */
+  CompletableFuture<MutexState> state(String name);
+
+  /**
+   * The owner record and queue (read in one transaction, as {@link #state}), with the age of the
+   * grant and the lease this service's reaper still gives it (see {@link MutexInspection}).
+   */
+  CompletableFuture<MutexInspection> inspect(String name);
+
+  /**
+   * Names of the mutexes that currently have an owner, in key order, starting after {@code after}
+   * (from the first when null), at most {@code limit} (1 to 10,000) of them: page by passing the
+   * last name of the previous page.
+   */
+  CompletableFuture<java.util.List<String>> heldMutexes(String after, int limit);
+
+  /**
+   * Delivers every ownership transition of mutex {@code name} committed after the returned future
+   * completes (by any process), in commit order, to {@code listener} on the service's executor,
+   * until the subscription is closed. Transitions are read from the mutex's event log when its
+   * generation key's watch fires, so none is skipped unless delivery falls behind the event
+   * retention. A listener that throws is logged and keeps its subscription.
+   */
+  CompletableFuture<MutexSubscription> subscribe(String name, Consumer<LockEvent> listener);
+
+  MutexOptions options();
+
+  /**
+   * Stops the reaper, the watches and the heartbeats of this service's handles, and fails waiting
+   * acquires with {@link MutexClosedException}. Held mutexes are not released: their leases expire.
+   */
+  @Override
+  void close();
+}

@@ -1,0 +1,448 @@
+package io.github.fdbcoord.service;
+
+import io.github.fdbcoord.store.StoreOptions;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import java.net.InetAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * The service's configuration, read from a JSON object (conf/config.json or a deployment's config)
+ * with documented defaults (docs/vertx.md). Every key is optional; a present key of the wrong type
+ * or out of range, or a key this class does not know (a misspelling would otherwise silently fall
+ * back to a default), fails with an {@link IllegalArgumentException} naming the key.
+ *
+ * <pre>
+ * {
+ *   "store": {"engine": "embedded", "dataDirectory": null, "clusterFile": null, "storageCacheBytes": 67108864,
+ *             "minFreeSpaceBytes": 104857600},
+ *   "rootDirectory": ["fdbcoord"],
+ *   "addressPrefix": "fdb",
+ *   "workerPoolSize": 8,
+ *   "http": {"enabled": false, "host": "127.0.0.1", "port": 8080, "token": null,
+ *            "bodyLimit": 1048576, "maxWebSocketSubscriptions": 100},
+ *   "mutex": {"leaseMs": 10000, "heartbeatIntervalMs": 2000, "reaperIntervalMs": 1000,
+ *             "maxAcquireTimeoutMs": 300000, "eventRetentionMs": 60000, "maxWatched": 1000},
+ *   "interner": {"maxBatchSize": 1000, "cacheMaxBytes": 67108864},
+ *   "directory": {"cacheSize": 10000, "maxPageSize": 1000}
+ * }
+ * </pre>
+ */
+public final class CoordinationConfig {
+  private static final Set<String> LOOPBACK = Set.of("127.0.0.1", "localhost", "::1", "[::1]", "0:0:0:0:0:0:0:1");
+
+  private final JsonObject json;
+  private final StoreOptions store;
+  private final List<String> rootDirectory;
+  private final String addressPrefix;
+  private final int workerPoolSize;
+  private final boolean httpEnabled;
+  private final String httpHost;
+  private final int httpPort;
+  private final String httpToken;
+  private final long bodyLimit;
+  private final int maxWebSocketSubscriptions;
+  private final Duration lease;
+  private final Duration heartbeatInterval;
+  private final Duration reaperInterval;
+  private final Duration maxAcquireTimeout;
+  private final Duration eventRetention;
+  private final int maxWatched;
+  private final int maxQueueLength;
+  private final Duration watchLease;
+  private final String hostId;
+  private final int maxBatchSize;
+  private final long internerCacheMaxBytes;
+  private final long directoryCacheSize;
+  private final int maxPageSize;
+  /** Every key (dotted path) read so far: whatever else the JSON holds is unknown. */
+  private final Set<String> known = new LinkedHashSet<>();
+
+  private CoordinationConfig(JsonObject json) {
+    this.json = json.copy();
+    JsonObject storeJson = object(json, "store");
+    this.store = storeOptions(storeJson);
+    this.rootDirectory = stringList(json, "rootDirectory", List.of("fdbcoord"));
+    this.addressPrefix = string(json, "addressPrefix", "fdb");
+    if (addressPrefix.isEmpty()) {
+      throw new IllegalArgumentException("addressPrefix must not be empty");
+    }
+    this.workerPoolSize = intValue(json, "workerPoolSize", 8, 1, 1024);
+    JsonObject http = object(json, "http");
+    // Off unless asked for: an embedding application decides whether this node serves HTTP
+    // (the stand-alone main's conf/config.json turns it on).
+    this.httpEnabled = bool(http, "http.enabled", "enabled", false);
+    this.httpHost = string(http, "http.host", "host", "127.0.0.1");
+    this.httpPort = intValue(http, "http.port", "port", 8080, 0, 65535);
+    this.httpToken = string(http, "http.token", "token", null);
+    if (httpToken != null && httpToken.isBlank()) {
+      throw new IllegalArgumentException("http.token must not be empty or only white space"
+          + " (it would be guessed at once): leave it out (or null) to disable it");
+    }
+    this.bodyLimit = longValue(http, "http.bodyLimit", "bodyLimit", 1L << 20, 1, 1L << 30);
+    this.maxWebSocketSubscriptions = intValue(http, "http.maxWebSocketSubscriptions", "maxWebSocketSubscriptions",
+        100, 1, 100_000);
+    if (httpEnabled && !isLoopback(httpHost) && httpToken == null) {
+      throw new IllegalArgumentException("http.host is " + httpHost
+          + ", which is reachable from other machines: set http.token (a bearer token every request must carry)"
+          + " or bind to 127.0.0.1");
+    }
+    JsonObject mutex = object(json, "mutex");
+    this.lease = Duration.ofMillis(longValue(mutex, "mutex.leaseMs", "leaseMs", 10_000, 1, Long.MAX_VALUE));
+    this.heartbeatInterval = Duration.ofMillis(longValue(mutex, "mutex.heartbeatIntervalMs", "heartbeatIntervalMs",
+        Math.min(2_000, Math.max(1, lease.toMillis() / 5)), 1, Long.MAX_VALUE));
+    this.reaperInterval = Duration.ofMillis(longValue(mutex, "mutex.reaperIntervalMs", "reaperIntervalMs",
+        Math.min(1_000, Math.max(1, lease.toMillis() / 10)), 1, Long.MAX_VALUE));
+    if (heartbeatInterval.compareTo(lease) >= 0) {
+      throw new IllegalArgumentException("mutex.heartbeatIntervalMs (" + heartbeatInterval.toMillis()
+          + ") must be shorter than mutex.leaseMs (" + lease.toMillis() + ")");
+    }
+    this.maxAcquireTimeout = Duration.ofMillis(longValue(mutex, "mutex.maxAcquireTimeoutMs", "maxAcquireTimeoutMs",
+        300_000, 0, 24L * 3600 * 1000));
+    this.eventRetention = Duration.ofMillis(longValue(mutex, "mutex.eventRetentionMs", "eventRetentionMs",
+        60_000, 1, Long.MAX_VALUE));
+    this.maxWatched = intValue(mutex, "mutex.maxWatched", "maxWatched", 1000, 1, 9000);
+    this.maxQueueLength = intValue(mutex, "mutex.maxQueueLength", "maxQueueLength", 1000, 1, 1_000_000);
+    this.watchLease = Duration.ofMillis(longValue(mutex, "mutex.watchLeaseMs", "watchLeaseMs", 30_000, 300,
+        24L * 3600 * 1000));
+    String host = string(mutex, "mutex.hostId", "hostId", null);
+    if (host != null && host.isEmpty()) {
+      throw new IllegalArgumentException("mutex.hostId must not be empty: leave it out to use the default");
+    }
+    // A data directory is opened by one process at a time: it names this host across its restarts.
+    this.hostId = host != null ? host : store.dataDirectory() != null
+        ? "embedded:" + store.dataDirectory().toAbsolutePath().normalize() : null;
+    JsonObject interner = object(json, "interner");
+    this.maxBatchSize = intValue(interner, "interner.maxBatchSize", "maxBatchSize", 1000, 1, 1_000_000);
+    this.internerCacheMaxBytes = longValue(interner, "interner.cacheMaxBytes", "cacheMaxBytes", 64L << 20, 0,
+        Long.MAX_VALUE);
+    JsonObject directory = object(json, "directory");
+    this.directoryCacheSize = longValue(directory, "directory.cacheSize", "cacheSize", 10_000, 0, Long.MAX_VALUE);
+    this.maxPageSize = intValue(directory, "directory.maxPageSize", "maxPageSize", 1000, 1, 1_000_000);
+    // The "cluster" section holds the cluster manager's options: CoordinationMain checks them with
+    // FdbClusterManagerOptions, which refuses unknown keys itself.
+    if (json.containsKey("cluster") && !(json.getValue("cluster") instanceof JsonObject)) {
+      throw new IllegalArgumentException("cluster must be an object, got " + json.getValue("cluster"));
+    }
+    known.add("cluster");
+    refuseUnknownKeys(json.copy().put("cluster", new JsonObject()), "");
+  }
+
+  private void refuseUnknownKeys(JsonObject json, String parent) {
+    for (String key : json.fieldNames()) {
+      String name = parent + key;
+      if (!known.contains(name)) {
+        String nearest = nearest(name, known);
+        throw new IllegalArgumentException("unknown key '" + name + "'"
+            + (nearest == null ? "" : " (did you mean '" + nearest + "'?)") + "; known keys: " + known);
+      }
+      Object v = json.getValue(key);
+      if (v instanceof JsonObject) {
+        refuseUnknownKeys((JsonObject) v, name + ".");
+      }
+    }
+  }
+
+  /** The known key closest to {@code name} in edit distance, or null when none is reasonably close. */
+  static String nearest(String name, Set<String> candidates) {
+    String best = null;
+    int bestDistance = Integer.MAX_VALUE;
+    for (String c : candidates) {
+      String a = name.toLowerCase(Locale.ROOT);
+      String b = c.toLowerCase(Locale.ROOT);
+      // A shortened key ("store.dataDir") is as good as a typo.
+      int d = b.startsWith(a) && a.contains(".") == b.contains(".") ? 1 : editDistance(a, b);
+      if (d < bestDistance) {
+        best = c;
+        bestDistance = d;
+      }
+    }
+    return bestDistance <= Math.max(2, name.length() / 3) ? best : null;
+  }
+
+  private static int editDistance(String a, String b) {
+    int[] prev = new int[b.length() + 1];
+    int[] cur = new int[b.length() + 1];
+    for (int j = 0; j <= b.length(); j++) {
+      prev[j] = j;
+    }
+    for (int i = 1; i <= a.length(); i++) {
+      cur[0] = i;
+      for (int j = 1; j <= b.length(); j++) {
+        int substitution = prev[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
+        cur[j] = Math.min(substitution, Math.min(prev[j] + 1, cur[j - 1] + 1));
+      }
+      int[] t = prev;
+      prev = cur;
+      cur = t;
+    }
+    return prev[b.length()];
+  }
+
+  /** Reads {@code json} (null: all defaults). */
+  public static CoordinationConfig from(JsonObject json) {
+    return new CoordinationConfig(json == null ? new JsonObject() : json);
+  }
+
+  /** The JSON this configuration was read from. */
+  public JsonObject json() {
+    return json.copy();
+  }
+
+  public StoreOptions store() {
+    return store;
+  }
+
+  /** Directory under which the allocator, interner and mutex layers keep their data. */
+  public List<String> rootDirectory() {
+    return rootDirectory;
+  }
+
+  public String addressPrefix() {
+    return addressPrefix;
+  }
+
+  /** Where each host answers which store it serves (see {@link StoreIdentity}). */
+  public String storeAddress() {
+    return addressPrefix + ".store";
+  }
+
+  public String directoryAddress() {
+    return addressPrefix + ".directory";
+  }
+
+  public String allocatorAddress() {
+    return addressPrefix + ".allocator";
+  }
+
+  public String internerAddress() {
+    return addressPrefix + ".interner";
+  }
+
+  public String mutexAddress() {
+    return addressPrefix + ".mutex";
+  }
+
+  /** Address where the lock events of mutex {@code name} are published. */
+  public String mutexEventsAddress(String name) {
+    return mutexEventsAddress(addressPrefix, name);
+  }
+
+  static String mutexEventsAddress(String prefix, String name) {
+    return prefix + ".mutex.events." + name;
+  }
+
+  public int workerPoolSize() {
+    return workerPoolSize;
+  }
+
+  public boolean httpEnabled() {
+    return httpEnabled;
+  }
+
+  public String httpHost() {
+    return httpHost;
+  }
+
+  public int httpPort() {
+    return httpPort;
+  }
+
+  /** The bearer token HTTP requests must carry, or null when none is required (loopback only). */
+  public String httpToken() {
+    return httpToken;
+  }
+
+  public long bodyLimit() {
+    return bodyLimit;
+  }
+
+  public int maxWebSocketSubscriptions() {
+    return maxWebSocketSubscriptions;
+  }
+
+  public Duration lease() {
+    return lease;
+  }
+
+  public Duration heartbeatInterval() {
+    return heartbeatInterval;
+  }
+
+  public Duration reaperInterval() {
+    return reaperInterval;
+  }
+
+  public Duration maxAcquireTimeout() {
+    return maxAcquireTimeout;
+  }
+
+  public Duration eventRetention() {
+    return eventRetention;
+  }
+
+  /** Most mutexes whose events one node publishes (each costs a watch in the store). */
+  public int maxWatched() {
+    return maxWatched;
+  }
+
+  /** Most waiters in one mutex's queue (409 queue_full beyond). */
+  public int maxQueueLength() {
+    return maxQueueLength;
+  }
+
+  /** How long a lock-event watch lasts unless renewed (watchers renew it, see docs/vertx.md). */
+  public Duration watchLease() {
+    return watchLease;
+  }
+
+  /** This host's identity across restarts (null: none, so nothing is cleaned at start). */
+  public String hostId() {
+    return hostId;
+  }
+
+  public int maxBatchSize() {
+    return maxBatchSize;
+  }
+
+  public long internerCacheMaxBytes() {
+    return internerCacheMaxBytes;
+  }
+
+  public long directoryCacheSize() {
+    return directoryCacheSize;
+  }
+
+  public int maxPageSize() {
+    return maxPageSize;
+  }
+
+  static boolean isLoopback(String host) {
+    if (LOOPBACK.contains(host)) {
+      return true;
+    }
+    try {
+      // Only literal addresses: a name is never resolved here (it could change later).
+      if (host.matches("[0-9.]+") || host.contains(":")) {
+        return InetAddress.getByName(host).isLoopbackAddress();
+      }
+    } catch (Exception e) {
+      return false;
+    }
+    return false;
+  }
+
+  private StoreOptions storeOptions(JsonObject store) {
+    String engine = string(store, "store.engine", "engine", "embedded");
+    String dataDirectory = string(store, "store.dataDirectory", "dataDirectory", null);
+    String clusterFile = string(store, "store.clusterFile", "clusterFile", null);
+    long latencyMs = longValue(store, "store.latencyMs", "latencyMs", 0, 0, 60_000);
+    long storageCacheBytes = longValue(store, "store.storageCacheBytes", "storageCacheBytes",
+        StoreOptions.DEFAULT_STORAGE_CACHE_BYTES, 1L << 20, 1L << 40);
+    long minFreeSpaceBytes = longValue(store, "store.minFreeSpaceBytes", "minFreeSpaceBytes",
+        StoreOptions.DEFAULT_MIN_FREE_SPACE_BYTES, 0, Long.MAX_VALUE);
+    StoreOptions options;
+    switch (engine) {
+      case "embedded":
+        options = dataDirectory == null ? StoreOptions.embeddedInMemory() : StoreOptions.embedded(Path.of(dataDirectory));
+        break;
+      case "cluster":
+        options = StoreOptions.cluster(clusterFile == null ? null : Path.of(clusterFile));
+        break;
+      default:
+        throw new IllegalArgumentException("store.engine must be \"embedded\" or \"cluster\", got \"" + engine + "\"");
+    }
+    options = options.withStorageCacheBytes(storageCacheBytes).withMinFreeSpaceBytes(minFreeSpaceBytes);
+    return latencyMs == 0 ? options : options.withLatency(Duration.ofMillis(latencyMs));
+  }
+
+  private JsonObject object(JsonObject json, String key) {
+    known.add(key);
+    Object v = json.getValue(key);
+    if (v == null) {
+      return new JsonObject();
+    }
+    if (!(v instanceof JsonObject)) {
+      throw new IllegalArgumentException(key + " must be a JSON object, got " + v);
+    }
+    return (JsonObject) v;
+  }
+
+  private List<String> stringList(JsonObject json, String key, List<String> def) {
+    known.add(key);
+    Object v = json.getValue(key);
+    if (v == null) {
+      return def;
+    }
+    if (!(v instanceof JsonArray) || ((JsonArray) v).isEmpty()) {
+      throw new IllegalArgumentException(key + " must be a non-empty array of strings, got " + v);
+    }
+    List<String> out = new ArrayList<>();
+    for (Object o : (JsonArray) v) {
+      if (!(o instanceof String) || ((String) o).isEmpty()) {
+        throw new IllegalArgumentException(key + " must hold non-empty strings only, got " + v);
+      }
+      out.add((String) o);
+    }
+    return List.copyOf(out);
+  }
+
+  private String string(JsonObject json, String key, String def) {
+    return string(json, key, key, def);
+  }
+
+  private String string(JsonObject json, String name, String key, String def) {
+    known.add(name);
+    Object v = json.getValue(key);
+    if (v == null) {
+      return def;
+    }
+    if (!(v instanceof String)) {
+      throw new IllegalArgumentException(name + " must be a string, got " + v);
+    }
+    return (String) v;
+  }
+
+  private boolean bool(JsonObject json, String name, String key, boolean def) {
+    known.add(name);
+    Object v = json.getValue(key);
+    if (v == null) {
+      return def;
+    }
+    if (!(v instanceof Boolean)) {
+      throw new IllegalArgumentException(name + " must be true or false, got " + v);
+    }
+    return (Boolean) v;
+  }
+
+  private int intValue(JsonObject json, String key, int def, int min, int max) {
+    return intValue(json, key, key, def, min, max);
+  }
+
+  private int intValue(JsonObject json, String name, String key, int def, int min, int max) {
+    return (int) longValue(json, name, key, def, min, max);
+  }
+
+  private long longValue(JsonObject json, String name, String key, long def, long min, long max) {
+    known.add(name);
+    Object v = json.getValue(key);
+    if (v == null) {
+      return def;
+    }
+    if (!(v instanceof Integer || v instanceof Long)) {
+      throw new IllegalArgumentException(name + " must be an integer, got " + v);
+    }
+    long n = ((Number) v).longValue();
+    if (n < min || n > max) {
+      throw new IllegalArgumentException(name + " must be between " + min + " and " + max + ", got " + n);
+    }
+    return n;
+  }
+}

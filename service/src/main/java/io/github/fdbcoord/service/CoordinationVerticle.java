@@ -1,0 +1,403 @@
+package io.github.fdbcoord.service;
+
+import io.github.fdbcoord.client.CoordinationClient;
+import com.apple.foundationdb.Database;
+import com.apple.foundationdb.directory.DirectoryLayer;
+import com.apple.foundationdb.subspace.Subspace;
+import io.github.fdbcoord.allocator.AllocatorService;
+import io.github.fdbcoord.allocator.AllocatorServiceOptions;
+import io.github.fdbcoord.directory.DirectoryService;
+import io.github.fdbcoord.directory.DirectoryServiceOptions;
+import io.github.fdbcoord.fdb.FdbErrors;
+import io.github.fdbcoord.interner.InternerOptions;
+import io.github.fdbcoord.interner.InternerService;
+import io.github.fdbcoord.mutex.MutexOptions;
+import io.github.fdbcoord.mutex.MutexService;
+import io.github.fdbcoord.store.Store;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
+import io.vertx.core.json.JsonObject;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import io.vertx.core.internal.logging.Logger;
+import io.vertx.core.internal.logging.LoggerFactory;
+
+/**
+ * The whole coordination service as one verticle: reads a {@link CoordinationConfig}, opens the
+ * store on worker threads, checks that no other host on the event-bus prefix serves another store,
+ * and deploys the four layer verticles and (when {@code http.enabled}) the HTTP server. Undeploying it releases the mutexes held through this node, stops the reaper and closes
+ * the store it opened.
+ *
+ * <pre>
+ * vertx.deployVerticle(new CoordinationVerticle(new JsonObject().put("http", ...)));
+ * </pre>
+ *
+ * <p>With a {@link Database} given to the constructor, the service uses it (several Vert.x
+ * instances may share one) and leaves it open on stop.
+ */
+public final class CoordinationVerticle extends VerticleBase {
+  private static final Logger LOG = LoggerFactory.getLogger(CoordinationVerticle.class);
+
+  private final JsonObject explicitConfig;
+  private final Database sharedDatabase;
+  private final Metrics metrics;
+  /** The store's held-commits gauge, removed at stop (null before the store opens). */
+  private io.micrometer.core.instrument.Gauge heldGauge;
+  private CoordinationConfig config;
+  private StoreWorkers workers;
+  private Store store;
+  private Database database;
+  private MutexService mutexes;
+  private HttpVerticle http;
+  private MutexVerticle mutexVerticle;
+  private final List<String> deployments = new ArrayList<>();
+  private Subspace rootSubspace;
+  private String storeId;
+  private MessageConsumer<JsonObject> identityConsumer;
+  private static final long PROBE_TIMEOUT_MS = 5_000;
+  private static final String HOST = java.lang.management.ManagementFactory.getRuntimeMXBean().getName();
+
+  /** Configured by the deployment's config (DeploymentOptions.setConfig). */
+  public CoordinationVerticle() {
+    this(null, null, new Metrics());
+  }
+
+  public CoordinationVerticle(JsonObject config) {
+    this(config, null, new Metrics());
+  }
+
+  /** Uses {@code database} instead of opening the configured store (its "store" section is ignored). */
+  public CoordinationVerticle(JsonObject config, Database database) {
+    this(config, database, new Metrics());
+  }
+
+  public CoordinationVerticle(JsonObject config, Database database, Metrics metrics) {
+    this.explicitConfig = config;
+    this.sharedDatabase = database;
+    this.metrics = metrics;
+  }
+
+  @Override
+  public Future<?> start() {
+    try {
+      config = CoordinationConfig.from(explicitConfig != null ? explicitConfig : config());
+    } catch (IllegalArgumentException e) {
+      return Future.failedFuture(new IllegalArgumentException("invalid coordination config: " + e.getMessage(), e));
+    }
+    workers = new StoreWorkers(config.workerPoolSize());
+    long started = System.nanoTime();
+    LOG.debug("coordination service starting: store " + storeDescription() + ", event-bus prefix '"
+        + config.addressPrefix() + "', root directory " + config.rootDirectory()
+        + (config.httpEnabled() ? ", HTTP on " + config.httpHost() + ":" + config.httpPort() : ", no HTTP"));
+    Future<Database> db = sharedDatabase != null ? Future.succeededFuture(sharedDatabase)
+        : workers.blocking(context, () -> {
+          String recovering = recoveryDescription(config.store().dataDirectory());
+          if (recovering != null) {
+            // Recovery of a large data directory takes seconds: say so before, and how long after.
+            LOG.info("opening store " + storeDescription() + ": recovering " + recovering);
+          }
+          store = Store.open(config.store(), workers.executor());
+          String opened = "store " + storeDescription() + " open after "
+              + (System.nanoTime() - started) / 1_000_000 + " ms" + (recovering == null ? "" : " (recovered " + recovering + ")");
+          if (recovering == null) {
+            LOG.debug(opened);
+          } else {
+            LOG.info(opened);
+          }
+          return store.database();
+        });
+    return db.compose(database -> {
+      this.database = database;
+      heldGauge = metrics.storeCommitsHeld(() -> heldCommits(database) != null);
+      String held = heldCommits(database);
+      if (held != null) {
+        // Starting writes to the store: say why it cannot, rather than wait for space to come back.
+        return Future.failedFuture(new IllegalStateException("store " + storeDescription()
+            + " refuses writes: commits are held: " + held + " (free disk space, or lower store.minFreeSpaceBytes)"));
+      }
+      return workers.call(context, () -> DirectoryLayer.getDefault().createOrOpen(database, config.rootDirectory())
+          .thenComposeAsync(dir -> {
+            rootSubspace = dir;
+            return StoreIdentity.readOrCreate(database, dir);
+          }, workers.executor())
+          .orTimeout(START_STORE_TIMEOUT_MS, TimeUnit.MILLISECONDS)
+          .exceptionallyCompose(e -> CompletableFuture.failedFuture(
+              FailureCodes.unwrap(e) instanceof java.util.concurrent.TimeoutException
+                  ? new IllegalStateException("store " + storeDescription() + " did not open the root directory "
+                      + config.rootDirectory() + " within " + START_STORE_TIMEOUT_MS / 1000 + " s"
+                      + heldSuffix(database))
+                  : e)));
+    }).compose(id -> {
+      storeId = id;
+      return claimAddressPrefix();
+    }).compose(x -> workers.call(context, () -> openLayers(database)))
+        .compose(layers -> deployAll(layers))
+        .onSuccess(x -> LOG.info("coordination service started in "
+            + (System.nanoTime() - started) / 1_000_000 + " ms: store " + storeDescription() + " (id " + storeId
+            + "), event-bus prefix '" + config.addressPrefix() + "'"
+            + (http == null ? "" : ", HTTP on " + config.httpHost() + ":" + http.actualPort())))
+        .onFailure(e -> {
+          // The cause goes back to the deployer, which decides how loud to be; a stack trace here
+          // would only repeat it.
+          LOG.warn("coordination service failed to start: " + e.getMessage());
+          if (identityConsumer != null) {
+            identityConsumer.unregister();
+          }
+          closeResources();
+        });
+  }
+
+  /** "N files, M MiB" in the data directory that the embedded engine is about to recover, or null. */
+  private static String recoveryDescription(java.nio.file.Path dataDirectory) {
+    if (dataDirectory == null || !java.nio.file.Files.isDirectory(dataDirectory)) {
+      return null;
+    }
+    try (var files = java.nio.file.Files.list(dataDirectory)) {
+      long[] countAndBytes = new long[2];
+      files.filter(java.nio.file.Files::isRegularFile).forEach(f -> {
+        countAndBytes[0]++;
+        countAndBytes[1] += f.toFile().length();
+      });
+      return countAndBytes[0] + " files, " + String.format(java.util.Locale.ROOT, "%.1f", countAndBytes[1] / 1048576.0)
+          + " MiB";
+    } catch (java.io.IOException | java.io.UncheckedIOException e) {
+      return null;
+    }
+  }
+
+  /** What the store is, for logs and the identity probe: engine and where its data lives. */
+  String storeDescription() {
+    if (sharedDatabase != null) {
+      return "shared " + (sharedDatabase instanceof io.github.fdbcoord.embedded.EmbeddedDatabase e
+          ? (e.embeddedOptions().dataDirectory() == null ? "embedded(in memory)"
+              : "embedded(" + e.embeddedOptions().dataDirectory() + ")")
+          : sharedDatabase.getClass().getSimpleName());
+    }
+    return config.store().toString();
+  }
+
+  /**
+   * Asks whoever already answers on {@code <prefix>.store} which store it serves, and refuses to
+   * start when it is another one: two hosts with different stores behind one address would split
+   * the data (the event bus round-robins between them). Then answers that question itself.
+   *
+   * <p>Two hosts starting at the same instant may both find no one; the window is the probe's
+   * round trip (see docs/vertx.md).
+   */
+  private Future<?> claimAddressPrefix() {
+    String address = config.storeAddress();
+    JsonObject mine = new JsonObject().put("storeId", storeId).put("store", storeDescription())
+        .put("rootDirectory", new io.vertx.core.json.JsonArray(config.rootDirectory())).put("host", HOST);
+    return vertx.eventBus().<JsonObject>request(address, mine, new DeliveryOptions().setSendTimeout(PROBE_TIMEOUT_MS))
+        .transform(ar -> {
+          if (ar.succeeded()) {
+            JsonObject theirs = ar.result().body();
+            if (!storeId.equals(theirs.getString("storeId"))) {
+              return Future.failedFuture(new IllegalStateException("another host already serves event-bus prefix '"
+                  + config.addressPrefix() + "' with a different store: " + describe(theirs) + "; this host has "
+                  + describe(mine) + ". Point both at the same store (same cluster file, data directory or"
+                  + " shared Database, same rootDirectory) or give this one another addressPrefix"));
+            }
+            return Future.succeededFuture();
+          }
+          if (ar.cause() instanceof ReplyException r && r.failureType() == ReplyFailure.NO_HANDLERS) {
+            return Future.succeededFuture();
+          }
+          return Future.failedFuture(new IllegalStateException("cannot check which store the other hosts on"
+              + " event-bus prefix '" + config.addressPrefix() + "' serve: " + ar.cause().getMessage(), ar.cause()));
+        })
+        .compose(x -> {
+          identityConsumer = vertx.eventBus().<JsonObject>consumer(address, message -> {
+            JsonObject asking = message.body();
+            if (asking != null && asking.getString("storeId") != null && !storeId.equals(asking.getString("storeId"))) {
+              LOG.warn("refused a host on event-bus prefix '" + config.addressPrefix() + "' with another store: "
+                  + describe(asking));
+            }
+            message.reply(mine);
+          });
+          return identityConsumer.completion();
+        });
+  }
+
+  private static String describe(JsonObject host) {
+    return "store " + host.getString("store") + " (id " + host.getString("storeId") + ", root directory "
+        + host.getValue("rootDirectory") + ") on " + host.getString("host");
+  }
+
+  private record Layers(DirectoryService directories, AllocatorService allocators, InternerService interners,
+      MutexService mutexes) {}
+
+  private CompletableFuture<Layers> openLayers(Database db) {
+    var exec = workers.executor();
+    // One more than the largest page: DirectoryVerticle reads one extra name to leave out the root.
+    DirectoryService directories = DirectoryService.create(db, new DirectoryServiceOptions()
+        .setCacheSize(config.directoryCacheSize()).setMaxPageSize(config.maxPageSize() + 1).setExecutor(exec));
+    InternerService interners = InternerService.create(db, InternerOptions.builder()
+        .rootPath(child("interner")).maxBatchSize(config.maxBatchSize())
+        .cacheMaxBytes(config.internerCacheMaxBytes()).executor(exec).build());
+    MutexOptions mutexOptions = MutexOptions.builder().directory(child("mutex"))
+        .lease(config.lease()).heartbeatInterval(config.heartbeatInterval()).reaperInterval(config.reaperInterval())
+        .eventRetention(config.eventRetention()).maxQueueLength(config.maxQueueLength()).hostId(config.hostId())
+        .executor(exec).build();
+    return DirectoryLayer.getDefault().createOrOpen(db, child("allocator"))
+        .thenApplyAsync(dir -> AllocatorService.create(db, new AllocatorServiceOptions().setRoot(dir).setExecutor(exec)),
+            exec)
+        .thenCombine(MutexService.open(db, mutexOptions),
+            (allocators, mutexes) -> new Layers(directories, allocators, interners, mutexes));
+  }
+
+  private List<String> child(String name) {
+    List<String> p = new ArrayList<>(config.rootDirectory());
+    p.add(name);
+    return p;
+  }
+
+  private Future<?> deployAll(Layers layers) {
+    this.mutexes = layers.mutexes();
+    mutexVerticle = new MutexVerticle(config.mutexAddress(), config.addressPrefix(), layers.mutexes(),
+        config.maxAcquireTimeout(), config.maxWatched(), config.watchLease(), workers, metrics);
+    List<io.vertx.core.Deployable> verticles = new ArrayList<>(List.of(
+        new DirectoryVerticle(config.directoryAddress(), layers.directories(), config.maxPageSize(),
+            config.rootDirectory(), workers, metrics),
+        new AllocatorVerticle(config.allocatorAddress(), layers.allocators(), workers, metrics),
+        new InternerVerticle(config.internerAddress(), layers.interners(), config.maxBatchSize(), workers, metrics),
+        mutexVerticle));
+    if (config.httpEnabled()) {
+      http = new HttpVerticle(config, metrics, this::health);
+      verticles.add(http);
+    }
+    Future<?> chain = Future.succeededFuture();
+    for (io.vertx.core.Deployable v : verticles) {
+      chain = chain.compose(x -> vertx.deployVerticle(v).onSuccess(deployments::add));
+    }
+    return chain;
+  }
+
+  /** How long starting may wait for the store to open (or create) the root directory and its identity. */
+  private static final long START_STORE_TIMEOUT_MS = 30_000;
+
+  /** Why the embedded engine holds commits back (its disk is low on space), or null. */
+  private static String heldCommits(Database database) {
+    return database instanceof io.github.fdbcoord.embedded.EmbeddedDatabase embedded
+        ? embedded.commitsHeldBecause().orElse(null) : null;
+  }
+
+  /** " (commits are held: why)" while the embedded engine holds commits back, else "". */
+  private static String heldSuffix(Database database) {
+    String held = heldCommits(database);
+    return held == null ? "" : " (commits are held: " + held + ")";
+  }
+
+  /** How long the health probe's write may take. */
+  private static final long HEALTH_TIMEOUT_MS = 2000;
+
+  /**
+   * Whether the store accepts a write within 2 seconds: a blind write of one key in the root
+   * directory. A read alone would pass while commits fail (a full heap, a failed log, a cluster
+   * that lost its logs).
+   */
+  Future<JsonObject> health() {
+    long start = System.nanoTime();
+    return workers.call(context, () -> StoreIdentity.writeHealth(database, rootSubspace, System.currentTimeMillis(),
+            HEALTH_TIMEOUT_MS)
+        .orTimeout(HEALTH_TIMEOUT_MS + 500, TimeUnit.MILLISECONDS))
+        .map(v -> new JsonObject().put("status", "UP")
+            .put("store", storeDescription())
+            .put("writeMs", (System.nanoTime() - start) / 1_000_000.0))
+        .recover(failure -> {
+          Throwable e = FailureCodes.unwrap(failure);
+          boolean timedOut = e instanceof java.util.concurrent.TimeoutException
+              || e instanceof com.apple.foundationdb.FDBException f && f.getCode() == FdbErrors.TRANSACTION_TIMED_OUT;
+          // The embedded engine knows why it holds commits back: say it rather than only "no commit".
+          return Future.failedFuture(new IllegalStateException("store refuses writes: "
+              + (timedOut ? "no commit within " + HEALTH_TIMEOUT_MS / 1000 + " s" : String.valueOf(e))
+              + heldSuffix(database), e));
+        });
+  }
+
+  @Override
+  public Future<?> stop() {
+    // Layer verticles first (the mutex verticle releases this node's grants while the store is open).
+    List<String> ids = new ArrayList<>(deployments);
+    java.util.Collections.reverse(ids);
+    Future<?> chain = identityConsumer == null ? Future.succeededFuture() : identityConsumer.unregister();
+    for (String id : ids) {
+      chain = chain.transform(x -> vertx.deploymentIDs().contains(id) ? vertx.undeploy(id) : Future.succeededFuture());
+    }
+    deployments.clear();
+    return chain.transform(x -> workers.blocking(context, () -> {
+      closeResources();
+      return null;
+    })).recover(e -> Future.succeededFuture());
+  }
+
+  private void closeResources() {
+    if (heldGauge != null) {
+      metrics.registry().remove(heldGauge);
+      heldGauge = null;
+    }
+    try {
+      if (mutexes != null) {
+        mutexes.close();
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("closing the mutex service failed", e);
+    }
+    try {
+      if (store != null) {
+        store.close();
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("closing the store failed", e);
+    }
+    if (workers != null) {
+      workers.close();
+    }
+  }
+
+  /** The configuration in effect (after start). */
+  public CoordinationConfig coordinationConfig() {
+    return config;
+  }
+
+  /** The port the HTTP server listens on, or -1 when HTTP is disabled. */
+  public int httpPort() {
+    return http == null ? -1 : http.actualPort();
+  }
+
+  /** The database the service uses (tests clean up the service's root directory through it). */
+  Database database() {
+    return database;
+  }
+
+  /** The id of the store this service serves (see {@link StoreIdentity}). */
+  public String storeId() {
+    return storeId;
+  }
+
+  public Metrics metrics() {
+    return metrics;
+  }
+
+  /** A client of this service's addresses. */
+  public CoordinationClient client() {
+    return CoordinationClient.create(vertx, config.addressPrefix());
+  }
+
+  /** How many mutexes this node publishes lock events of (each holds one of {@code mutex.maxWatched} slots). */
+  public int watchedMutexCount() {
+    return mutexVerticle == null ? 0 : mutexVerticle.watchedCount();
+  }
+
+  /** How many grants obtained through this node are believed held (released on stop). */
+  public int heldMutexCount() {
+    return mutexVerticle == null ? 0 : mutexVerticle.heldCount();
+  }
+}

@@ -1,0 +1,185 @@
+package io.github.fdbcoord.service;
+
+import io.github.fdbcoord.client.CoordinationClient;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.internal.VertxInternal;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.StaticHandler;
+
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.Base64;
+import java.util.function.Supplier;
+
+/**
+ * The dashboard (docs/dashboard.md): its static files under {@code /dashboard/}, {@code GET /}
+ * redirecting there, and the read-only routes only the dashboard needed ({@code /nodes},
+ * interner stats and pages, mutex inspection). Mounted by {@link HttpVerticle}.
+ *
+ * <p>The static files are public: a browser's navigation cannot carry a bearer token, and they hold
+ * no data; everything they show comes from routes that need the token. A browser's WebSocket cannot
+ * send an {@code Authorization} header either, so the page offers the token as a sub-protocol
+ * {@code fdbcoord.bearer.<base64url(token)>} beside {@link #WEBSOCKET_PROTOCOL}, which the server
+ * selects (the token itself is never echoed).
+ */
+final class DashboardRoutes {
+  /** The sub-protocol the server selects for a browser that offers a token as a sub-protocol. */
+  static final String WEBSOCKET_PROTOCOL = "fdbcoord.v1";
+  private static final String BEARER_PROTOCOL_PREFIX = "fdbcoord.bearer.";
+
+  /** Forwards a request to a layer address and answers with its reply (HttpVerticle's forward). */
+  interface Forward {
+    void to(RoutingContext ctx, String address, String action, JsonObject body, int status);
+  }
+
+  private final Vertx vertx;
+  private final CoordinationConfig config;
+  private final CoordinationClient client;
+  private final Forward forward;
+  private final Supplier<Future<JsonObject>> health;
+  private final Instant startedAt = Instant.now();
+  private final long startedNanos = System.nanoTime();
+
+  DashboardRoutes(Vertx vertx, CoordinationConfig config, CoordinationClient client, Forward forward,
+      Supplier<Future<JsonObject>> health) {
+    this.vertx = vertx;
+    this.config = config;
+    this.client = client;
+    this.forward = forward;
+    this.health = health;
+  }
+
+  /** Routes that need no token: the redirect and the static files. Mount before authentication. */
+  void mountPublic(Router router) {
+    router.get("/").handler(ctx -> ctx.redirect("/dashboard/"));
+    router.get("/dashboard/*").handler(ctx -> {
+      if (!ctx.request().path().startsWith("/dashboard/")) {
+        // The page's relative links need the trailing slash.
+        ctx.redirect("/dashboard/");
+        return;
+      }
+      // Everything the page runs is its own files: no inline script, nothing from elsewhere.
+      ctx.response()
+          .putHeader("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; "
+              + "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+          .putHeader("X-Content-Type-Options", "nosniff")
+          .putHeader("Referrer-Policy", "no-referrer");
+      ctx.next();
+    }).handler(StaticHandler.create("dashboard").setIndexPage("index.html").setCachingEnabled(false)
+        .setDirectoryListing(false));
+  }
+
+  /** The read-only data routes the page needs; mount after authentication and the body handler. */
+  void mount(Router router) {
+    router.get("/nodes").handler(this::nodes);
+    router.get("/interners/:ns/stats").handler(ctx -> forward.to(ctx, client.internerAddress(), "stats",
+        new JsonObject().put("namespace", ctx.pathParam("ns")), 200));
+    router.get("/interners/:ns/strings").handler(ctx -> {
+      JsonObject body = new JsonObject().put("namespace", ctx.pathParam("ns"))
+          .put("after", ctx.request().getParam("after"));
+      if (putLimit(ctx, body)) {
+        forward.to(ctx, client.internerAddress(), "list", body, 200);
+      }
+    });
+    router.get("/mutexes/:name/inspect").handler(ctx -> forward.to(ctx, client.mutexAddress(), "inspect",
+        new JsonObject().put("name", ctx.pathParam("name")), 200));
+  }
+
+  /**
+   * The nodes of the service: this node with its health, then, when clustered, the other members
+   * of the Vert.x cluster as its cluster manager knows them (on {@code FdbClusterManager}, the nodes
+   * whose lease is live).
+   */
+  private void nodes(RoutingContext ctx) {
+    health.get().onComplete(ar -> {
+      JsonObject self = new JsonObject()
+          .put("id", nodeId())
+          .put("self", true)
+          .put("status", ar.succeeded() ? "UP" : "DOWN")
+          .put("startedAt", startedAt.toString())
+          .put("uptimeMs", (System.nanoTime() - startedNanos) / 1_000_000)
+          .put("store", ar.succeeded() ? ar.result().getString("store") : null)
+          .put("storeWriteMs", ar.succeeded() ? ar.result().getValue("writeMs") : null)
+          .put("error", ar.succeeded() ? null : String.valueOf(ar.cause().getMessage()))
+          .put("clustered", vertx.isClustered())
+          .put("http", config.httpHost() + ":" + ctx.request().localAddress().port())
+          .put("addressPrefix", config.addressPrefix())
+          .put("leaseMs", config.lease().toMillis());
+      if (!ctx.response().ended()) {
+        ctx.response().putHeader(HttpHeaders.CONTENT_TYPE, "application/json")
+            .end(new JsonObject().put("nodes", new JsonArray().add(self).addAll(otherMembers(self.getString("id"))))
+                .encode());
+      }
+    });
+  }
+
+  private JsonArray otherMembers(String selfId) {
+    JsonArray others = new JsonArray();
+    if (vertx instanceof VertxInternal && ((VertxInternal) vertx).clusterManager() != null) {
+      ((VertxInternal) vertx).clusterManager().getNodes().stream().filter(id -> !id.equals(selfId)).sorted()
+          .forEach(id -> others.add(new JsonObject().put("id", id).put("self", false).put("status", "MEMBER")
+              .put("clustered", true)));
+    }
+    return others;
+  }
+
+  /** The cluster manager's id of this node when clustered, else host and process. */
+  private String nodeId() {
+    if (vertx instanceof VertxInternal && ((VertxInternal) vertx).clusterManager() != null) {
+      return ((VertxInternal) vertx).clusterManager().getNodeId();
+    }
+    String host;
+    try {
+      host = InetAddress.getLocalHost().getHostName();
+    } catch (java.io.IOException e) {
+      host = "localhost";
+    }
+    return host + "/" + ManagementFactory.getRuntimeMXBean().getPid();
+  }
+
+  private static boolean putLimit(RoutingContext ctx, JsonObject body) {
+    String limit = ctx.request().getParam("limit");
+    if (limit == null) {
+      return true;
+    }
+    try {
+      body.put("limit", Integer.parseInt(limit));
+      return true;
+    } catch (NumberFormatException e) {
+      HttpVerticle.error(ctx, 400, "bad_request", "query parameter 'limit' must be an integer, got '"
+          + HttpVerticle.abbreviate(limit) + "'");
+      return false;
+    }
+  }
+
+  /**
+   * The token a browser offered as the sub-protocol {@code fdbcoord.bearer.<base64url>} of a
+   * WebSocket upgrade, or null (no such sub-protocol, or not valid base64url).
+   */
+  static String webSocketToken(HttpServerRequest request) {
+    String offered = request.getHeader("Sec-WebSocket-Protocol");
+    if (offered == null) {
+      return null;
+    }
+    for (String protocol : offered.split(",")) {
+      String p = protocol.trim();
+      if (p.startsWith(BEARER_PROTOCOL_PREFIX)) {
+        try {
+          return new String(Base64.getUrlDecoder().decode(p.substring(BEARER_PROTOCOL_PREFIX.length())),
+              StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+          return null;
+        }
+      }
+    }
+    return null;
+  }
+}

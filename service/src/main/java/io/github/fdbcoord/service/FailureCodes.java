@@ -1,0 +1,180 @@
+package io.github.fdbcoord.service;
+
+import io.github.fdbcoord.allocator.AllocatorException;
+import io.github.fdbcoord.directory.DirectoryServiceException;
+import io.github.fdbcoord.embedded.CommitsHeldException;
+import io.github.fdbcoord.fdb.FdbErrors;
+import io.github.fdbcoord.interner.InternerException;
+import io.github.fdbcoord.mutex.MutexException;
+import io.github.fdbcoord.store.StoreUnavailableException;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
+
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import io.vertx.core.internal.logging.Logger;
+import io.vertx.core.internal.logging.LoggerFactory;
+
+/**
+ * The failure codes of the event-bus contract. A failed request is answered with a
+ * {@link ReplyException} (failure type RECIPIENT_FAILURE) whose {@code failureCode()} is one of the
+ * four codes below (the HTTP status the same failure gets) and whose message is
+ * {@code "<reason>: <what was wrong>"}, reason being a finer, stable word (see docs/vertx.md).
+ */
+public final class FailureCodes {
+  /** The request is malformed: missing or mistyped field, invalid name, batch too large. Do not retry. */
+  public static final int BAD_REQUEST = 400;
+  /** The named thing (directory, interner namespace, unknown action) does not exist. */
+  public static final int NOT_FOUND = 404;
+  /**
+   * The request conflicts with the current state or ran out of time: directory already exists or
+   * has another layer, mutex not held / held by another owner, acquire timed out, transaction
+   * conflicts or timeout. Retrying later may succeed.
+   */
+  public static final int CONFLICT = 409;
+  /** The store cannot be reached or failed, or the service is shutting down. */
+  public static final int UNAVAILABLE = 503;
+
+  private static final Logger LOG = LoggerFactory.getLogger(FailureCodes.class);
+
+  private FailureCodes() {}
+
+  /** A failure with {@code code} and {@code reason}. */
+  public static ReplyException failure(int code, String reason, String message) {
+    return new ReplyException(ReplyFailure.RECIPIENT_FAILURE, code, reason + ": " + message);
+  }
+
+  public static ReplyException badRequest(String message) {
+    return failure(BAD_REQUEST, "bad_request", message);
+  }
+
+  /** The reply failure for {@code t}, classified by the layer's exception kinds. */
+  public static ReplyException of(Throwable t) {
+    Throwable e = unwrap(t);
+    if (e instanceof ReplyException) {
+      return (ReplyException) e;
+    }
+    // A timeout because the store held the commit back (its disk is low on space), under whatever a
+    // layer wrapped it in: the store is unavailable for writes, and the reason says why.
+    for (Throwable c = e; c != null; c = c.getCause()) {
+      if (c instanceof CommitsHeldException) {
+        return failure(UNAVAILABLE, "unavailable", "store refuses writes: " + c.getMessage());
+      }
+    }
+    if (e instanceof DirectoryServiceException) {
+      DirectoryServiceException d = (DirectoryServiceException) e;
+      switch (d.kind()) {
+        case BAD_REQUEST: return failure(BAD_REQUEST, "bad_request", d.getMessage());
+        case NOT_FOUND: return failure(NOT_FOUND, "not_found", d.getMessage());
+        case ALREADY_EXISTS: return failure(CONFLICT, "already_exists", d.getMessage());
+        case LAYER_MISMATCH: return failure(CONFLICT, "layer_mismatch", d.getMessage());
+        default: return failure(UNAVAILABLE, "unavailable", d.getMessage());
+      }
+    }
+    if (e instanceof AllocatorException) {
+      return failure(BAD_REQUEST, "bad_request", e.getMessage());
+    }
+    if (e instanceof InternerException) {
+      InternerException i = (InternerException) e;
+      switch (i.kind()) {
+        case BAD_REQUEST: return failure(BAD_REQUEST, "bad_request", i.getMessage());
+        case NOT_FOUND: return failure(NOT_FOUND, "not_found", i.getMessage());
+        case CONFLICT: return failure(CONFLICT, "conflict", i.getMessage());
+        case TIMEOUT: return failure(CONFLICT, "timed_out", i.getMessage());
+        case EXHAUSTED: return failure(CONFLICT, "exhausted", i.getMessage());
+        default: return failure(UNAVAILABLE, "unavailable", i.getMessage());
+      }
+    }
+    if (e instanceof MutexException) {
+      MutexException m = (MutexException) e;
+      switch (m.kind()) {
+        case NOT_HELD: return failure(CONFLICT, "not_held", m.getMessage());
+        case NOT_OWNER: return failure(CONFLICT, "not_owner", m.getMessage());
+        case TIMED_OUT: return failure(CONFLICT, "timed_out", m.getMessage());
+        case QUEUE_FULL: return failure(CONFLICT, "queue_full", m.getMessage());
+        default: return failure(UNAVAILABLE, "closed", m.getMessage());
+      }
+    }
+    if (e instanceof IllegalArgumentException) {
+      return failure(BAD_REQUEST, "bad_request", String.valueOf(e.getMessage()));
+    }
+    int code = FdbErrors.codeOf(e);
+    if (code >= 0) {
+      if (code == FdbErrors.TRANSACTION_TIMED_OUT || code == FdbErrors.TIMED_OUT) {
+        return failure(CONFLICT, "timed_out", "store error " + code + ": " + e.getMessage());
+      }
+      if (FdbErrors.isRetryable(code)) {
+        return failure(CONFLICT, "conflict", "store error " + code + ": " + e.getMessage());
+      }
+      if (code == FdbErrors.TRANSACTION_TOO_LARGE || code == FdbErrors.KEY_TOO_LARGE
+          || code == FdbErrors.VALUE_TOO_LARGE) {
+        return failure(BAD_REQUEST, "bad_request", "store error " + code + ": " + e.getMessage());
+      }
+      return failure(UNAVAILABLE, "unavailable", "store error " + code + ": " + e.getMessage());
+    }
+    if (e instanceof VirtualMachineError) {
+      reportFatal(e);
+      return failure(UNAVAILABLE, "unavailable", e.getClass().getSimpleName() + ": " + e.getMessage());
+    }
+    if (e instanceof StoreUnavailableException || e instanceof RejectedExecutionException) {
+      return failure(UNAVAILABLE, "unavailable", String.valueOf(e.getMessage()));
+    }
+    // Unexpected: log the stack trace here, send only the message.
+    LOG.warn("unexpected failure", e);
+    return failure(UNAVAILABLE, "unavailable", e.getClass().getSimpleName() + ": " + e.getMessage());
+  }
+
+  /**
+   * Hands an OutOfMemoryError (or another VirtualMachineError) caught on its way to a reply to the
+   * JVM's default uncaught-exception handler, as if it had reached a thread's top: the stand-alone
+   * main's handler halts the process (a service out of memory must not look alive); an embedding
+   * application's handler decides for itself.
+   */
+  static void reportFatal(Throwable e) {
+    Thread.UncaughtExceptionHandler handler = Thread.getDefaultUncaughtExceptionHandler();
+    if (handler != null) {
+      handler.uncaughtException(Thread.currentThread(), e);
+    } else {
+      LOG.error("fatal JVM error while serving a request; the process should be restarted", e);
+    }
+  }
+
+  /** The reason word of a failure message ("bad_request", "not_owner", ...). */
+  public static String reasonOf(ReplyException e) {
+    String m = e.getMessage();
+    int i = m == null ? -1 : m.indexOf(": ");
+    if (i > 0 && m.substring(0, i).matches("[a-z_]+")) {
+      return m.substring(0, i);
+    }
+    switch (e.failureType()) {
+      case NO_HANDLERS: return "unavailable";
+      case TIMEOUT: return "timed_out";
+      default: return "unavailable";
+    }
+  }
+
+  /** The explanation part of a failure message. */
+  public static String detailOf(ReplyException e) {
+    String m = e.getMessage() == null ? "" : e.getMessage();
+    int i = m.indexOf(": ");
+    return i > 0 && m.substring(0, i).matches("[a-z_]+") ? m.substring(i + 2) : m;
+  }
+
+  /** The contract's code for any reply failure (event-bus timeouts and missing handlers are UNAVAILABLE). */
+  public static int codeOf(ReplyException e) {
+    if (e.failureType() == ReplyFailure.RECIPIENT_FAILURE) {
+      int c = e.failureCode();
+      return c == BAD_REQUEST || c == NOT_FOUND || c == CONFLICT || c == UNAVAILABLE ? c : UNAVAILABLE;
+    }
+    return UNAVAILABLE;
+  }
+
+  static Throwable unwrap(Throwable t) {
+    Throwable cur = t;
+    while ((cur instanceof CompletionException || cur instanceof ExecutionException) && cur.getCause() != null) {
+      cur = cur.getCause();
+    }
+    return cur;
+  }
+}

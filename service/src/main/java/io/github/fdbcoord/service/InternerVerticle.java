@@ -1,0 +1,126 @@
+package io.github.fdbcoord.service;
+
+import io.github.fdbcoord.interner.InternerIds;
+import io.github.fdbcoord.interner.InternerService;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * The string interner on its address ({@code <prefix>.interner}). Actions: intern, lookup, resolve,
+ * listNamespaces, removeNamespace. Ids travel as unsigned decimal strings: JSON numbers lose
+ * precision above 2^53.
+ */
+public final class InternerVerticle extends LayerVerticle {
+  private final InternerService interners;
+  private final int maxBatchSize;
+
+  public InternerVerticle(String address, InternerService interners, int maxBatchSize, StoreWorkers workers,
+      Metrics metrics) {
+    super(address, workers, metrics);
+    this.interners = interners;
+    this.maxBatchSize = maxBatchSize;
+  }
+
+  @Override
+  protected void registerActions() {
+    action("intern", body -> {
+      String ns = Requests.requiredString(body, "namespace");
+      List<String> strings = Requests.requiredStrings(body, "strings", maxBatchSize);
+      return store(() -> interners.open(ns).thenCompose(interner -> interner.intern(strings)))
+          .map(ids -> new JsonObject().put("namespace", ns).put("ids", formatIds(ids)));
+    });
+    action("resolve", body -> {
+      String ns = Requests.requiredString(body, "namespace");
+      List<String> strings = Requests.requiredStrings(body, "strings", maxBatchSize);
+      return store(() -> interners.openExisting(ns).thenCompose(interner -> interner.resolve(strings)))
+          .map(ids -> {
+            JsonArray out = new JsonArray();
+            for (OptionalLong id : ids) {
+              out.add(id.isPresent() ? InternerIds.format(id.getAsLong()) : null);
+            }
+            return new JsonObject().put("namespace", ns).put("ids", out);
+          });
+    });
+    action("lookup", body -> {
+      String ns = Requests.requiredString(body, "namespace");
+      List<Long> ids = parseIds(Requests.requiredList(body, "ids", maxBatchSize));
+      return store(() -> interners.openExisting(ns).thenCompose(interner -> interner.lookup(ids)))
+          .map(strings -> {
+            JsonArray out = new JsonArray();
+            for (Optional<String> s : strings) {
+              out.add(s.orElse(null));
+            }
+            return new JsonObject().put("namespace", ns).put("strings", out);
+          });
+    });
+    action("stats", body -> {
+      String ns = Requests.requiredString(body, "namespace");
+      return store(() -> interners.openExisting(ns).thenCompose(interner -> interner.stats()))
+          .map(st -> new JsonObject().put("namespace", ns).put("strings", st.strings())
+              .put("sequencesInUse", st.sequencesInUse()).put("sequenceBits", st.sequenceBits()));
+    });
+    action("list", body -> {
+      String ns = Requests.requiredString(body, "namespace");
+      String afterText = Requests.optionalString(body, "after");
+      long after = afterText == null ? 0 : parseAfter(afterText);
+      Long limit = Requests.optionalLong(body, "limit", 1, maxBatchSize);
+      int n = limit == null ? Math.min(100, maxBatchSize) : limit.intValue();
+      return store(() -> interners.openExisting(ns).thenCompose(interner -> interner.list(after, n)))
+          .map(page -> {
+            JsonArray entries = new JsonArray();
+            page.forEach(e -> entries.add(new JsonObject().put("id", InternerIds.format(e.id())).put("string", e.string())));
+            return new JsonObject().put("namespace", ns).put("entries", entries)
+                .put("nextAfter", page.size() == n ? InternerIds.format(page.get(page.size() - 1).id()) : null);
+          });
+    });
+    action("listNamespaces", body -> store(interners::listNamespaces)
+        .map(names -> new JsonObject().put("namespaces", new JsonArray(new ArrayList<>(names)))));
+    action("removeNamespace", body -> {
+      String ns = Requests.requiredString(body, "namespace");
+      return store(() -> interners.removeNamespace(ns))
+          .map(b -> new JsonObject().put("namespace", ns).put("removed", b));
+    });
+  }
+
+  private static JsonArray formatIds(List<Long> ids) {
+    JsonArray out = new JsonArray();
+    for (Long id : ids) {
+      out.add(InternerIds.format(id));
+    }
+    return out;
+  }
+
+  private static long parseAfter(String text) {
+    try {
+      return InternerIds.parse(text);
+    } catch (RuntimeException e) {
+      throw FailureCodes.badRequest("field 'after': " + e.getMessage());
+    }
+  }
+
+  /** Ids as unsigned decimal strings (or JSON integers up to 2^53, accepted for convenience). */
+  private static List<Long> parseIds(List<Object> raw) {
+    List<Long> out = new ArrayList<>(raw.size());
+    for (int i = 0; i < raw.size(); i++) {
+      Object o = raw.get(i);
+      if (o instanceof String) {
+        try {
+          out.add(InternerIds.parse((String) o));
+        } catch (RuntimeException e) {
+          throw FailureCodes.badRequest("field 'ids' item " + i + ": " + e.getMessage());
+        }
+      } else if ((o instanceof Integer || o instanceof Long) && ((Number) o).longValue() >= 0) {
+        out.add(((Number) o).longValue());
+      } else {
+        throw FailureCodes.badRequest("field 'ids' item " + i
+            + " must be an id as an unsigned decimal string, got " + Requests.describe(o));
+      }
+    }
+    return out;
+  }
+}

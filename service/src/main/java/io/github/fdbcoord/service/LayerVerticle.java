@@ -1,0 +1,95 @@
+package io.github.fdbcoord.service;
+
+import io.github.fdbcoord.client.CoordinationClient;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.json.JsonObject;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * One layer served on one event-bus address: a request is a JSON object body with an
+ * {@code action} header; the reply is a JSON object, or a {@link io.vertx.core.eventbus.ReplyException}
+ * with a {@link FailureCodes} code. Subclasses register their actions in {@link #actions}.
+ */
+abstract class LayerVerticle extends VerticleBase {
+  /** Header naming the operation. */
+  static final String ACTION = CoordinationClient.ACTION_HEADER;
+
+  protected final String address;
+  protected final StoreWorkers workers;
+  protected final Metrics metrics;
+  private final Map<String, Function<JsonObject, Future<JsonObject>>> actions = new LinkedHashMap<>();
+  private MessageConsumer<Object> consumer;
+
+  LayerVerticle(String address, StoreWorkers workers, Metrics metrics) {
+    this.address = address;
+    this.workers = workers;
+    this.metrics = metrics;
+  }
+
+  /** Registers the handler of {@code action}. */
+  protected void action(String name, Function<JsonObject, Future<JsonObject>> handler) {
+    actions.put(name, handler);
+  }
+
+  protected abstract void registerActions();
+
+  @Override
+  public Future<?> start() {
+    registerActions();
+    consumer = vertx.eventBus().consumer(address, this::handle);
+    return consumer.completion();
+  }
+
+  @Override
+  public Future<?> stop() {
+    return consumer == null ? Future.succeededFuture() : consumer.unregister();
+  }
+
+  private void handle(Message<Object> message) {
+    String action = message.headers().get(ACTION);
+    long start = System.nanoTime();
+    Future<JsonObject> result;
+    try {
+      if (action == null) {
+        throw FailureCodes.badRequest("the '" + ACTION + "' header is missing; actions of " + address + ": "
+            + actions.keySet());
+      }
+      Function<JsonObject, Future<JsonObject>> handler = actions.get(action);
+      if (handler == null) {
+        throw FailureCodes.failure(FailureCodes.NOT_FOUND, "unknown_action", "no action '" + action + "' at "
+            + address + "; actions: " + actions.keySet());
+      }
+      result = handler.apply(Requests.body(message.body()));
+    } catch (RuntimeException e) {
+      result = Future.failedFuture(e);
+    }
+    String name = action == null ? "none" : actions.containsKey(action) ? action : "unknown";
+    result.onComplete(ar -> {
+      if (ar.succeeded()) {
+        metrics.request(address, name, "ok", System.nanoTime() - start);
+        message.reply(ar.result());
+      } else {
+        var failure = FailureCodes.of(ar.cause());
+        metrics.request(address, name, FailureCodes.reasonOf(failure), System.nanoTime() - start);
+        message.fail(failure.failureCode(), failure.getMessage());
+      }
+    });
+  }
+
+  /**
+   * Runs a layer call on a store worker. The future completes on the worker thread that completed
+   * the call, so the reply is encoded and sent from there: the event bus delivers it on the
+   * caller's context, and a hop back through this verticle's event loop is saved.
+   */
+  protected <T> Future<T> store(Supplier<? extends CompletableFuture<T>> call) {
+    return workers.callAndStay(call);
+  }
+}

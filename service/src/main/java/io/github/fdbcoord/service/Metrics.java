@@ -1,0 +1,86 @@
+package io.github.fdbcoord.service;
+
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.config.MeterFilter;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The service's own meters, in a Prometheus registry served at {@code GET /metrics}. When the
+ * stand-alone main enables Vert.x's Micrometer metrics it binds them to the same registry, so the
+ * one endpoint shows both.
+ */
+public final class Metrics {
+  /**
+   * Bounds of the request timers' histogram buckets ({@code _bucket{le=...}} series, so a p99 can
+   * be computed across nodes): from 100 µs to the longest acquire wait; Micrometer spaces the
+   * buckets between them.
+   */
+  private static final Duration MIN_EXPECTED = Duration.ofNanos(100_000);
+  private static final Duration MAX_EXPECTED = Duration.ofMinutes(5);
+  private final PrometheusMeterRegistry registry;
+
+  public Metrics() {
+    this(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+  }
+
+  public Metrics(PrometheusMeterRegistry registry) {
+    this.registry = registry;
+    // vertx-micrometer-metrics registers these gauges once per event-bus address, but without the
+    // address label (off: mutex event addresses would make it unbounded) every registration has the
+    // same id: Micrometer keeps the first address's gauge, ignores the others (so the value is
+    // wrong) and warns "Gauge already registered" at every start. Dropped rather than wrong.
+    registry.config().meterFilter(MeterFilter.deny(id -> id.getTag("address") == null
+        && (id.getName().equals("vertx.eventbus.handlers") || id.getName().equals("vertx.eventbus.pending"))));
+  }
+
+  public PrometheusMeterRegistry registry() {
+    return registry;
+  }
+
+  /** One event-bus request served: its address, action, outcome ("ok" or a failure reason) and duration. */
+  void request(String address, String action, String outcome, long nanos) {
+    Timer.builder("fdbcoord_requests")
+        .description("Event-bus requests served by the coordination layers")
+        .tag("address", address).tag("action", action).tag("outcome", outcome)
+        .publishPercentileHistogram().minimumExpectedValue(MIN_EXPECTED).maximumExpectedValue(MAX_EXPECTED)
+        .register(registry)
+        .record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** One HTTP request answered. */
+  void http(String route, int status, long nanos) {
+    Timer.builder("fdbcoord_http_requests")
+        .description("HTTP requests answered by the coordination service")
+        .tag("route", route).tag("status", Integer.toString(status))
+        .publishPercentileHistogram().minimumExpectedValue(MIN_EXPECTED).maximumExpectedValue(MAX_EXPECTED)
+        .register(registry)
+        .record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /**
+   * The gauge {@code fdbcoord_store_commits_held}: 1 while the store holds commits back (the embedded
+   * engine's disk is low on space), else 0. Returns it, for removal when the service stops.
+   */
+  Gauge storeCommitsHeld(BooleanSupplier held) {
+    return Gauge.builder("fdbcoord_store_commits_held", () -> held.getAsBoolean() ? 1 : 0)
+        .description("1 while the store holds commits back because its disk is low on space")
+        .strongReference(true)
+        .register(registry);
+  }
+
+  /** One lock event published. */
+  void lockEvent(String type) {
+    registry.counter("fdbcoord_lock_events", "type", type).increment();
+  }
+
+  /** The Prometheus text exposition of every meter. */
+  public String scrape() {
+    return registry.scrape();
+  }
+}

@@ -1,0 +1,184 @@
+package io.github.fdbcoord.service;
+
+import io.github.fdbcoord.client.CoordinationClient;
+import io.github.fdbcoord.api.FencingToken;
+import io.github.fdbcoord.mutex.MutexSchema;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.http.ServerWebSocket;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One WebSocket client. It sends {@code {"subscribe": ["m1", ...]}} / {@code {"unsubscribe": [...]}};
+ * the server answers {@code {"type": "subscribed"|"unsubscribed", "mutexes": [...]}} and then pushes
+ * every lock event of the subscribed mutexes as {@code {"type": "lock", "event": "HANDED_OFF", ...}}
+ * (fields of docs/vertx.md), each once, in sequence order. Bad messages get
+ * {@code {"type": "error", "message": ...}} and the connection stays open.
+ */
+final class WebSocketSession {
+  private final ServerWebSocket ws;
+  private final CoordinationConfig config;
+  private final CoordinationClient client;
+  private final Vertx vertx;
+  private final Map<String, MessageConsumer<JsonObject>> consumers = new HashMap<>();
+  private final Map<String, FencingToken> lastSequence = new HashMap<>();
+  /** This connection's watcher id: its watches are renewed while it lives and given back when it ends. */
+  private final String watcher = "ws-" + java.util.UUID.randomUUID();
+  private final java.util.Set<WebSocketSession> sessions;
+  private final long renewTimer;
+
+  WebSocketSession(Vertx vertx, ServerWebSocket ws, CoordinationConfig config, CoordinationClient client,
+      java.util.Set<WebSocketSession> sessions) {
+    this.vertx = vertx;
+    this.ws = ws;
+    this.config = config;
+    this.client = client;
+    this.sessions = sessions;
+    sessions.add(this);
+    ws.textMessageHandler(this::onText);
+    ws.binaryMessageHandler(b -> error("binary messages are not supported: send JSON text"));
+    ws.closeHandler(v -> close());
+    ws.exceptionHandler(e -> close());
+    renewTimer = vertx.setPeriodic(Math.max(100, config.watchLease().toMillis() / 3), id -> renewWatches());
+  }
+
+  /** Closes the connection with 1001 (going away) and {@code reason}: the server is stopping. */
+  void shutdown(String reason) {
+    close();
+    if (!ws.isClosed()) {
+      ws.close((short) 1001, reason);
+    }
+  }
+
+  private void renewWatches() {
+    for (String name : consumers.keySet()) {
+      watch(name);
+    }
+  }
+
+  private Future<JsonObject> watch(String name) {
+    return client.request(client.mutexAddress(), "watch", new JsonObject().put("name", name).put("watcher", watcher));
+  }
+
+  private void unwatch(String name) {
+    client.request(client.mutexAddress(), "unwatch", new JsonObject().put("name", name).put("watcher", watcher));
+  }
+
+  private void onText(String text) {
+    JsonObject msg;
+    try {
+      Object v = io.vertx.core.json.Json.decodeValue(text);
+      if (!(v instanceof JsonObject)) {
+        error("a message must be a JSON object, got " + Requests.describe(v));
+        return;
+      }
+      msg = (JsonObject) v;
+    } catch (DecodeException e) {
+      error("the message is not valid JSON: " + HttpVerticle.abbreviate(String.valueOf(e.getMessage())));
+      return;
+    }
+    try {
+      if (msg.containsKey("subscribe")) {
+        subscribe(names(msg, "subscribe"));
+      } else if (msg.containsKey("unsubscribe")) {
+        unsubscribe(names(msg, "unsubscribe"));
+      } else {
+        error("expected {\"subscribe\": [names]} or {\"unsubscribe\": [names]}");
+      }
+    } catch (ReplyException | IllegalArgumentException e) {
+      error(e instanceof ReplyException ? FailureCodes.detailOf((ReplyException) e) : e.getMessage());
+    }
+  }
+
+  private List<String> names(JsonObject msg, String field) {
+    List<String> names = Requests.requiredStrings(msg, field, config.maxWebSocketSubscriptions());
+    for (String n : names) {
+      MutexSchema.checkName(n, "mutex name");
+    }
+    return names;
+  }
+
+  private void subscribe(List<String> names) {
+    long fresh = names.stream().distinct().filter(n -> !consumers.containsKey(n)).count();
+    if (consumers.size() + fresh > config.maxWebSocketSubscriptions()) {
+      error("at most " + config.maxWebSocketSubscriptions() + " mutexes per connection (http.maxWebSocketSubscriptions)");
+      return;
+    }
+    List<Future<?>> ready = new ArrayList<>();
+    for (String name : names) {
+      if (consumers.containsKey(name)) {
+        continue;
+      }
+      MessageConsumer<JsonObject> c = vertx.eventBus().consumer(config.mutexEventsAddress(name), m -> push(name, m.body()));
+      consumers.put(name, c);
+      ready.add(c.completion().compose(v -> watch(name)));
+    }
+    Future.all(ready).onComplete(ar -> {
+      if (ar.succeeded()) {
+        send(new JsonObject().put("type", "subscribed").put("mutexes", new JsonArray(new ArrayList<>(names))));
+      } else {
+        Throwable e = ar.cause();
+        error("subscription failed: " + (e instanceof ReplyException ? FailureCodes.detailOf((ReplyException) e)
+            : e.getMessage()));
+      }
+    });
+  }
+
+  private void unsubscribe(List<String> names) {
+    for (String name : names) {
+      MessageConsumer<JsonObject> c = consumers.remove(name);
+      lastSequence.remove(name);
+      if (c != null) {
+        c.unregister();
+        unwatch(name);
+      }
+    }
+    send(new JsonObject().put("type", "unsubscribed").put("mutexes", new JsonArray(new ArrayList<>(names))));
+  }
+
+  /** Forwards an event once: several nodes may publish the same transition. */
+  private void push(String name, JsonObject event) {
+    FencingToken seq = FencingToken.parse(event.getString("sequence"));
+    FencingToken last = lastSequence.get(name);
+    if (last != null && !seq.isNewerThan(last)) {
+      return;
+    }
+    lastSequence.put(name, seq);
+    JsonObject out = new JsonObject().put("type", "lock").put("event", event.getString("type"));
+    event.forEach(e -> {
+      if (!e.getKey().equals("type")) {
+        out.put(e.getKey(), e.getValue());
+      }
+    });
+    send(out);
+  }
+
+  private void error(String message) {
+    send(new JsonObject().put("type", "error").put("message", message));
+  }
+
+  private void send(JsonObject json) {
+    if (!ws.isClosed()) {
+      ws.writeTextMessage(json.encode());
+    }
+  }
+
+  private void close() {
+    if (!sessions.remove(this)) {
+      return;
+    }
+    vertx.cancelTimer(renewTimer);
+    consumers.values().forEach(MessageConsumer::unregister);
+    consumers.keySet().forEach(this::unwatch);
+    consumers.clear();
+  }
+}

@@ -1,0 +1,576 @@
+package io.github.fdbcoord.service;
+
+import io.github.fdbcoord.api.LockEvent;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.HttpResponse;
+import io.vertx.junit5.VertxExtension;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.openqa.selenium.By;
+import org.openqa.selenium.Dimension;
+import org.openqa.selenium.JavascriptExecutor;
+import org.openqa.selenium.Keys;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.TakesScreenshot;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.logging.LogEntry;
+import org.openqa.selenium.logging.LogType;
+import org.openqa.selenium.logging.LoggingPreferences;
+import org.openqa.selenium.support.ui.WebDriverWait;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import java.util.logging.Level;
+import java.util.stream.Collectors;
+
+import static io.github.fdbcoord.service.ServiceFixture.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * The dashboard in a real browser: Debian's {@code chromium} driven by its {@code chromedriver}
+ * (both named by path, so Selenium Manager never runs and nothing is downloaded). Each test starts
+ * its own service; screenshots of the views go to {@code target/screenshots/}.
+ */
+@ExtendWith(VertxExtension.class)
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class DashboardBrowserTest {
+  static final String CHROMIUM = "/usr/bin/chromium";
+  static final String CHROMEDRIVER = "/usr/bin/chromedriver";
+  private static final Path SCREENSHOTS = Paths.get("target", "screenshots");
+  private static final Path SELENIUM_CACHE = Paths.get(System.getProperty("user.home"), ".cache", "selenium");
+  private static final Duration WAIT = Duration.ofSeconds(10);
+
+  /** Kept: Selenium warns that it has no DevTools bindings for this Chromium, which these tests do not use. */
+  private static final java.util.logging.Logger DEVTOOLS_LOG = java.util.logging.Logger.getLogger("org.openqa.selenium.devtools");
+  private static ChromeDriver driver;
+  private static boolean seleniumCacheExisted;
+  private ServiceFixture f;
+
+  @BeforeAll
+  static void startBrowser() throws IOException {
+    for (String exe : List.of(CHROMIUM, CHROMEDRIVER)) {
+      if (!Files.isExecutable(Paths.get(exe))) {
+        fail(exe + " is missing: install Debian's chromium and chromium-driver packages (bash .ci/run does)");
+      }
+    }
+    seleniumCacheExisted = Files.exists(SELENIUM_CACHE);
+    DEVTOOLS_LOG.setLevel(Level.SEVERE);
+    // Both paths explicit: Selenium only runs Selenium Manager (which downloads) for what it lacks.
+    System.setProperty("webdriver.chrome.driver", CHROMEDRIVER);
+    ChromeDriverService service = new ChromeDriverService.Builder()
+        .usingDriverExecutable(new File(CHROMEDRIVER)).usingAnyFreePort().build();
+    ChromeOptions options = new ChromeOptions();
+    options.setBinary(CHROMIUM);
+    options.addArguments("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+        "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--hide-scrollbars",
+        "--window-size=1100,760", "--lang=en-US");
+    LoggingPreferences logs = new LoggingPreferences();
+    logs.enable(LogType.BROWSER, Level.ALL);
+    options.setCapability("goog:loggingPrefs", logs);
+    driver = new ChromeDriver(service, options);
+    driver.manage().timeouts().pageLoadTimeout(Duration.ofSeconds(20)).scriptTimeout(Duration.ofSeconds(10));
+    Files.createDirectories(SCREENSHOTS);
+  }
+
+  @AfterAll
+  static void stopBrowser() {
+    if (driver != null) {
+      driver.quit();
+    }
+    assertEquals(seleniumCacheExisted, Files.exists(SELENIUM_CACHE),
+        "Selenium Manager ran (it caches its downloads in " + SELENIUM_CACHE + ")");
+  }
+
+  @BeforeEach
+  void clearBrowser() {
+    driver.manage().window().setSize(new Dimension(1100, 760));
+    driver.manage().logs().get(LogType.BROWSER); // drops what earlier tests left
+  }
+
+  @AfterEach
+  void stopService() {
+    // Leave the page before its service goes, or its polling logs errors into the next test.
+    driver.get("about:blank");
+    if (f != null) {
+      f.close();
+    }
+  }
+
+  // ---------------------------------------------------------------- tests
+
+  @Test
+  void pageLoadsWithoutConsoleErrorsAndShowsEveryView(Vertx vertx) throws Exception {
+    JsonObject config = ServiceFixture.baseConfig();
+    // Long leases: the scene must stay put while the screenshots are taken.
+    config.getJsonObject("mutex").put("leaseMs", 60_000).put("heartbeatIntervalMs", 5_000).put("reaperIntervalMs", 100);
+    f = ServiceFixture.start(vertx, config, null);
+    post("/mutexes/orders/acquire", new JsonObject().put("owner", "worker-1"));
+    post("/mutexes/orders/acquire", new JsonObject().put("owner", "worker-2").put("wait", false));
+    post("/mutexes/orders/acquire", new JsonObject().put("owner", "worker-3").put("wait", false));
+    post("/mutexes/reports/acquire", new JsonObject().put("owner", "batch-7"));
+    post("/mutexes/invoices/acquire", new JsonObject().put("owner", "billing-2"));
+    post("/interners/uris/intern", new JsonObject().put("strings", new JsonArray().add("at://a").add("at://b").add("at://c")));
+    post("/interners/tags/intern", new JsonObject().put("strings", new JsonArray().add("red").add("blue")));
+
+    driver.get(base() + "/");
+    assertEquals(base() + "/dashboard/", driver.getCurrentUrl(), "GET / redirects to the dashboard");
+    waitFor("the live event connection", () -> text("#connection").contains("connected"));
+    waitFor("the held mutexes", () -> rows("#held-table").size() == 3);
+
+    // A watched mutex with a timeline: a hand-off made now appears on the page.
+    watch("orders");
+    JsonObject release = post("/mutexes/orders/release", new JsonObject().put("owner", "worker-1"));
+    waitFor("the hand-off in the timeline", () -> timeline("orders").size() == 1);
+    assertEquals(release.getString("token"), timelineEvents("orders").get(0).get("token"));
+    waitFor("the new holder", () -> "worker-2".equals(text(".card[data-mutex='orders'] .holder")));
+    clearSearch();
+    waitFor("every held mutex again", () -> rows("#held-table").size() == 3);
+    screenshot("mutexes");
+
+    show("cluster");
+    waitFor("this node", () -> rows("#nodes-table").size() == 1 && text("#nodes-table tbody").contains("UP"));
+    screenshot("cluster");
+
+    show("health");
+    // A little traffic, so that the charts have something to show (samples every 2 s).
+    for (int i = 0; i < 3; i++) {
+      for (int j = 0; j < 20; j++) {
+        await(f.web().get("/mutexes/orders").send());
+      }
+      // Two hand-offs of a mutex the page watches: lock events to count.
+      post("/mutexes/invoices/acquire", new JsonObject().put("owner", "billing-3").put("wait", false));
+      post("/mutexes/invoices/release", new JsonObject().put("owner", "billing-2"));
+      post("/mutexes/invoices/acquire", new JsonObject().put("owner", "billing-2").put("wait", false));
+      post("/mutexes/invoices/release", new JsonObject().put("owner", "billing-3"));
+      Thread.sleep(2100);
+    }
+    waitFor("the charts", () -> driver.findElements(By.cssSelector("#charts polyline")).size() >= 4
+        && rows("#routes-table").size() > 3 && text("#health-status").contains("UP"));
+    assertTrue(text("#routes-table tbody").contains("/mutexes/:name"));
+    screenshot("health");
+
+    show("interners");
+    waitFor("the namespaces", () -> rows("#ns-table").size() == 2);
+    assertEquals("3", text("#ns-table tr[data-namespace='uris'] td:nth-child(2)"), "strings in 'uris'");
+
+    show("directories");
+    waitFor("the root directories", () -> !driver.findElements(By.cssSelector("#dir-tree > li")).isEmpty());
+
+    // A narrow window: nothing sticks out sideways (wide tables scroll inside their own box).
+    driver.manage().window().setSize(new Dimension(420, 760));
+    show("mutexes");
+    waitFor("the held mutexes", () -> rows("#held-table").size() == 3);
+    Number overflow = (Number) ((JavascriptExecutor) driver).executeScript(
+        "return document.documentElement.scrollWidth - document.documentElement.clientWidth;");
+    assertTrue(overflow.intValue() <= 0, "the page is " + overflow + " px wider than a 420 px window");
+    screenshot("mutexes-narrow");
+
+    List<LogEntry> errors = consoleErrors();
+    assertTrue(errors.isEmpty(), "console errors: " + errors);
+  }
+
+  @Test
+  void acquireHandOffAndExpiryAppearWithinASecondInOrderWithTheirTokens(Vertx vertx) throws Exception {
+    JsonObject config = ServiceFixture.baseConfig();
+    config.getJsonObject("http").put("token", "s3cret");
+    f = ServiceFixture.start(vertx, config, null);
+    driver.get(base() + "/");
+    signIn("s3cret");
+    waitFor("the live event connection", () -> text("#connection").contains("connected"));
+    watch("jobs");
+
+    Map<LockEvent.Type, Long> publishedAt = new ConcurrentHashMap<>();
+    await(f.client.lockEvents("jobs", e -> publishedAt.putIfAbsent(e.type(), System.nanoTime())));
+
+    JsonObject grant = post("/mutexes/jobs/acquire", new JsonObject().put("owner", "alice").put("timeoutMs", 1000));
+    long acquiredAt = System.nanoTime();
+    withinASecondOf(acquiredAt, "ACQUIRED on the page", () -> timeline("jobs").size() >= 1);
+
+    JsonObject queued = post("/mutexes/jobs/acquire", new JsonObject().put("owner", "bob").put("wait", false));
+    assertFalse(queued.getBoolean("held"));
+    JsonObject handOff = post("/mutexes/jobs/release", new JsonObject().put("owner", "alice")
+        .put("token", grant.getString("token")));
+    long handedOffAt = System.nanoTime();
+    assertEquals("HANDED_OFF", handOff.getString("type"));
+    withinASecondOf(handedOffAt, "HANDED_OFF on the page", () -> timeline("jobs").size() >= 2);
+    withinASecondOf(handedOffAt, "bob as holder on the page",
+        () -> "bob".equals(text(".card[data-mutex='jobs'] .holder"))
+            && handOff.getString("token").equals(text(".card[data-mutex='jobs'] .current-token")));
+
+    // bob never heartbeats: the reaper hands the mutex on after the 1.5 s lease (nobody waits).
+    waitFor("the expiry to be published", () -> publishedAt.containsKey(LockEvent.Type.EXPIRED));
+    withinASecondOf(publishedAt.get(LockEvent.Type.EXPIRED), "EXPIRED on the page", () -> timeline("jobs").size() >= 3);
+
+    List<Map<String, String>> events = timelineEvents("jobs");
+    assertEquals(List.of("ACQUIRED", "HANDED_OFF", "EXPIRED"),
+        events.stream().map(e -> e.get("event")).collect(Collectors.toList()));
+    assertEquals(List.of(grant.getString("token"), handOff.getString("token"), ""),
+        events.stream().map(e -> e.get("token")).collect(Collectors.toList()), "fencing tokens");
+    assertEquals(List.of("alice", "bob", ""),
+        events.stream().map(e -> e.get("owner")).collect(Collectors.toList()));
+    assertEquals("bob", events.get(2).get("previousOwner"));
+    assertTrue(events.get(0).get("text").contains(grant.getString("token")), "the token is shown, not only kept");
+    assertTrue(events.get(1).get("text").contains(handOff.getString("token")), events.get(1).get("text"));
+    waitFor("the page to show the mutex free", () -> text(".card[data-mutex='jobs'] .state").equals("FREE"));
+
+    List<LogEntry> errors = consoleErrors().stream()
+        .filter(e -> !(e.getMessage().contains("401") && e.getMessage().contains("Failed to load resource")))
+        .collect(Collectors.toList());
+    assertTrue(errors.isEmpty(), "console errors other than the first 401 that asks for the token: " + errors);
+  }
+
+  @Test
+  void wrongTokenShowsTheLoginPrompt(Vertx vertx) {
+    JsonObject config = ServiceFixture.baseConfig();
+    config.getJsonObject("http").put("token", "right-token");
+    f = ServiceFixture.start(vertx, config, null);
+    driver.get(base() + "/dashboard/#cluster");
+    waitFor("the login prompt", () -> visible("#login"));
+    assertTrue(text("#login-message").contains("requires a bearer token"), text("#login-message"));
+    assertFalse(visible("#view-cluster"), "no view before signing in");
+
+    signIn("wrong-token");
+    waitFor("the login prompt again", () -> visible("#login") && text("#login-message").contains("refused"));
+    assertFalse(visible("#view-cluster"));
+    assertEquals(0, rows("#nodes-table").size(), "nothing was shown with the wrong token");
+
+    signIn("right-token");
+    waitFor("the cluster view", () -> visible("#view-cluster") && rows("#nodes-table").size() == 1);
+    assertFalse(visible("#login"));
+    assertEquals("right-token", ((JavascriptExecutor) driver).executeScript(
+        "return sessionStorage.getItem('fdbcoord.token');"));
+    waitFor("the live event connection with the token", () -> text("#connection").contains("connected"));
+
+    // The token is kept for the session: a reload asks for nothing.
+    driver.navigate().refresh();
+    waitFor("the cluster view after a reload", () -> visible("#view-cluster") && rows("#nodes-table").size() == 1);
+    assertFalse(visible("#login"));
+  }
+
+  @Test
+  void directoryTreeAndInternerViewsPageThroughMoreThanOnePage(Vertx vertx) throws Exception {
+    f = ServiceFixture.start(vertx);
+    List<String> tree = f.dir("tree");
+    post("/directories", new JsonObject().put("path", new JsonArray(tree)).put("layer", "catalog"));
+    List<String> children = new ArrayList<>();
+    for (int i = 0; i < 44; i++) {
+      String name = String.format("d%02d", i);
+      children.add(name);
+      post("/directories", new JsonObject().put("path", new JsonArray(child(tree, name))).put("layer", i % 2 == 0 ? "docs" : null));
+    }
+    post("/directories", new JsonObject().put("path", new JsonArray(child(tree, "zz-partition"))).put("partition", true));
+    children.add("zz-partition");
+    post("/directories", new JsonObject().put("path", new JsonArray(child(child(tree, "zz-partition"), "inner"))));
+    JsonObject d08 = get(dirUrl(child(tree, "d08")));
+
+    List<String> namespaces = new ArrayList<>();
+    for (int i = 0; i < 25; i++) {
+      namespaces.add(String.format("ns%02d", i));
+      post("/interners/" + namespaces.get(i) + "/intern", new JsonObject().put("strings", new JsonArray().add("x" + i)));
+    }
+    JsonArray strings = new JsonArray();
+    for (int i = 0; i < 45; i++) {
+      strings.add("word-" + i);
+    }
+    JsonArray ids = post("/interners/ns07/intern", new JsonObject().put("strings", strings)).getJsonArray("ids");
+
+    // Directories: 45 children, 20 a page.
+    driver.get(base() + "/dashboard/#directories");
+    WebElement root = waitFor("the directory form", () -> driver.findElement(By.id("dir-root")));
+    root.sendKeys(String.join("/", tree), Keys.ENTER);
+    waitFor("the first page of children", () -> treeChildren().size() == 20);
+    assertTrue(text("#dir-tree > li .dir-line").contains("layer catalog"),
+        () -> String.valueOf(((JavascriptExecutor) driver).executeScript("return document.querySelector('#dir-tree').outerHTML.slice(0, 1500)")));
+    driver.findElement(By.cssSelector("#dir-tree li.more button")).click();
+    waitFor("the second page", () -> treeChildren().size() == 40);
+    driver.findElement(By.cssSelector("#dir-tree li.more button")).click();
+    waitFor("the last page", () -> treeChildren().size() == 45);
+    assertTrue(driver.findElements(By.cssSelector("#dir-tree li.more")).isEmpty(), "no more pages");
+    assertEquals(children, treeChildren().stream()
+        .map(li -> li.findElement(By.cssSelector(".dir-name")).getText()).collect(Collectors.toList()));
+    WebElement d08Line = treeChildren().get(8).findElement(By.cssSelector(".dir-line"));
+    assertTrue(d08Line.getText().contains("0x" + d08.getString("prefix")) && d08Line.getText().contains("layer docs"),
+        d08Line.getText());
+    WebElement partition = treeChildren().get(44);
+    assertTrue(partition.getText().contains("partition"), partition.getText());
+    partition.findElement(By.cssSelector("button.toggle")).click();
+    waitFor("the partition's child", () -> partition.getText().contains("inner"));
+    driver.findElement(By.cssSelector("#dir-tree > li > ul > li:nth-child(1) button.toggle")).click();
+    waitFor("an empty directory says so", () -> text("#dir-tree").contains("No subdirectory"));
+    ((JavascriptExecutor) driver).executeScript("window.scrollTo(0, 0)");
+    screenshot("directories");
+
+    // Interners: 25 namespaces, 10 a page; 45 strings in ns07, 20 a page.
+    show("interners");
+    waitFor("the first page of namespaces", () -> rows("#ns-table").size() == 10
+        && text("#ns-page").contains("page 1 of 3"));
+    List<String> seen = new ArrayList<>(namespaceNames());
+    driver.findElement(By.id("ns-next")).click();
+    waitFor("the second page of namespaces", () -> text("#ns-page").contains("page 2 of 3") && rows("#ns-table").size() == 10);
+    seen.addAll(namespaceNames());
+    driver.findElement(By.id("ns-next")).click();
+    waitFor("the last page of namespaces", () -> text("#ns-page").contains("page 3 of 3") && rows("#ns-table").size() == 5);
+    seen.addAll(namespaceNames());
+    assertEquals(namespaces, seen);
+    assertFalse(driver.findElement(By.id("ns-next")).isEnabled());
+
+    driver.findElement(By.id("ns-prev")).click();
+    waitFor("the second page again", () -> text("#ns-page").contains("page 2 of 3"));
+    driver.findElement(By.id("ns-prev")).click();
+    waitFor("the first page again", () -> text("#ns-page").contains("page 1 of 3"));
+    WebElement ns07 = driver.findElement(By.cssSelector("#ns-table tr[data-namespace='ns07']"));
+    assertEquals("46", text("#ns-table tr[data-namespace='ns07'] td:nth-child(2)"), "strings in ns07");
+    ns07.click();
+    List<String> listed = new ArrayList<>();
+    waitFor("the first page of strings", () -> rows("#str-table").size() == 20);
+    listed.addAll(stringIds());
+    driver.findElement(By.id("str-next")).click();
+    waitFor("the second page of strings", () -> text("#str-page").contains("page 2") && rows("#str-table").size() == 20);
+    listed.addAll(stringIds());
+    driver.findElement(By.id("str-next")).click();
+    waitFor("the last page of strings", () -> text("#str-page").contains("page 3") && rows("#str-table").size() == 6);
+    listed.addAll(stringIds());
+    assertEquals(46, listed.size());
+    assertTrue(listed.containsAll(ids.getList()), "every id interned is listed once");
+    assertEquals(46, listed.stream().distinct().count());
+
+    WebElement lookup = driver.findElement(By.id("ns-lookup"));
+    lookup.sendKeys(ids.getString(3), Keys.ENTER);
+    waitFor("the string of an id", () -> text("#ns-lookup-result").contains("\"word-3\""));
+    lookup.clear();
+    lookup.sendKeys("word-44", Keys.ENTER);
+    waitFor("the id of a string", () -> text("#ns-lookup-result").contains(ids.getString(44)));
+    lookup.clear();
+    lookup.sendKeys("42", Keys.ENTER);   // digits with sequence 0: not an id, and not an interned string
+    waitFor("digits that are no id", () -> text("#ns-lookup-result").contains("42 is not an id")
+        && text("#ns-lookup-result").contains("\"42\" is not interned"));
+    lookup.clear();
+    lookup.sendKeys("never-interned", Keys.ENTER);
+    waitFor("an unknown string", () -> text("#ns-lookup-result").contains("not interned"));
+    assertEquals(0, get("/interners/ns07/stats").getLong("strings") - 46, "looking up assigned nothing");
+    driver.findElement(By.id("str-prev")).click();
+    driver.findElement(By.id("str-prev")).click();
+    waitFor("the first page of strings again", () -> text("#str-page").contains("page 1"));
+    lookup.clear();
+    lookup.sendKeys("word-3", Keys.ENTER);
+    waitFor("the lookup", () -> text("#ns-lookup-result").contains("has id"));
+    ((JavascriptExecutor) driver).executeScript("window.scrollTo(0, 0)");
+    screenshot("interners");
+
+    List<LogEntry> errors = consoleErrors();
+    assertTrue(errors.isEmpty(), "console errors: " + errors);
+  }
+
+  @Test
+  void aStoreThatIsGoneAndAServiceThatStopsAreShownNotHidden(Vertx vertx) {
+    io.github.fdbcoord.embedded.EmbeddedDatabase db = io.github.fdbcoord.embedded.EmbeddedDatabase.inMemory();
+    f = ServiceFixture.start(vertx, ServiceFixture.baseConfig(), db);
+    driver.get(base() + "/dashboard/#cluster");
+    waitFor("this node UP", () -> text("#nodes-table tbody").contains("UP"));
+    waitFor("the live event connection", () -> text("#connection").contains("connected"));
+
+    db.close();
+    HttpResponse<Buffer> nodes = await(f.web().get("/nodes").send());
+    assertEquals(200, nodes.statusCode(), "the node list still answers");
+    assertEquals("DOWN", nodes.bodyAsJsonObject().getJsonArray("nodes").getJsonObject(0).getString("status"));
+    waitFor("this node DOWN with the reason", () -> text("#nodes-table tbody").contains("DOWN")
+        && text("#nodes-table tbody").contains("store refuses writes"));
+    show("mutexes");
+    waitFor("the store error on the mutex view", () -> visible("#view-mutexes .error")
+        && text("#view-mutexes .error").contains("unavailable"));
+    show("health");
+    waitFor("the store DOWN on the health view", () -> text("#health-status").contains("Store DOWN"));
+
+    await(vertx.undeploy(f.deploymentId));
+    waitFor("the lost live connection", () -> text("#connection").contains("disconnected"));
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  private String base() {
+    return "http://127.0.0.1:" + f.service.httpPort();
+  }
+
+  private String token() {
+    return f.service.coordinationConfig().httpToken();
+  }
+
+  private JsonObject post(String uri, JsonObject body) {
+    var req = f.web().post(uri);
+    if (token() != null) {
+      req.putHeader("Authorization", "Bearer " + token());
+    }
+    HttpResponse<Buffer> r = await(req.sendJsonObject(body));
+    assertTrue(r.statusCode() / 100 == 2, () -> "POST " + uri + " " + body + " -> " + r.statusCode() + " " + r.bodyAsString());
+    return r.bodyAsJsonObject();
+  }
+
+  private JsonObject get(String uri) {
+    var req = f.web().get(uri);
+    if (token() != null) {
+      req.putHeader("Authorization", "Bearer " + token());
+    }
+    HttpResponse<Buffer> r = await(req.send());
+    assertEquals(200, r.statusCode(), () -> "GET " + uri + " -> " + r.bodyAsString());
+    return r.bodyAsJsonObject();
+  }
+
+  private static List<String> child(List<String> path, String name) {
+    List<String> p = new ArrayList<>(path);
+    p.add(name);
+    return p;
+  }
+
+  private static String dirUrl(List<String> path) {
+    return "/directories/" + path.stream().map(s -> java.net.URLEncoder.encode(s, java.nio.charset.StandardCharsets.UTF_8)
+        .replace("+", "%20")).collect(Collectors.joining("/"));
+  }
+
+  private void signIn(String token) {
+    WebElement input = waitFor("the token field", () -> visible("#login") ? driver.findElement(By.id("login-token")) : null);
+    input.clear();
+    input.sendKeys(token, Keys.ENTER);
+  }
+
+  private void show(String view) {
+    driver.findElement(By.cssSelector("nav a[data-view='" + view + "']")).click();
+    waitFor("the " + view + " view", () -> visible("#view-" + view));
+  }
+
+  private void watch(String mutex) {
+    show("mutexes");
+    WebElement search = driver.findElement(By.id("mutex-search"));
+    search.clear();
+    search.sendKeys(mutex, Keys.ENTER);
+    waitFor("live events of " + mutex, () -> "true".equals(driver.findElement(
+        By.cssSelector(".card[data-mutex='" + mutex + "']")).getAttribute("data-live")));
+  }
+
+  /** Empties the search box, which also filters the held list. */
+  private void clearSearch() {
+    WebElement search = driver.findElement(By.id("mutex-search"));
+    search.sendKeys(Keys.chord(Keys.CONTROL, "a"), Keys.BACK_SPACE);
+  }
+
+  private List<WebElement> timeline(String mutex) {
+    return driver.findElements(By.cssSelector(".card[data-mutex='" + mutex + "'] ol.timeline li[data-event]"));
+  }
+
+  /** The timeline's entries read in one go in the page (the list may be redrawn between two reads). */
+  @SuppressWarnings("unchecked")
+  private List<Map<String, String>> timelineEvents(String mutex) {
+    return (List<Map<String, String>>) ((JavascriptExecutor) driver).executeScript(
+        "return [...document.querySelectorAll(arguments[0])].map(li => ({event: li.dataset.event, "
+            + "owner: li.dataset.owner, token: li.dataset.token, previousOwner: li.dataset.previousOwner, "
+            + "text: li.textContent}));",
+        ".card[data-mutex='" + mutex + "'] ol.timeline li[data-event]");
+  }
+
+  private List<WebElement> treeChildren() {
+    return driver.findElements(By.cssSelector("#dir-tree > li > ul > li[data-path]"));
+  }
+
+  private List<String> namespaceNames() {
+    return rows("#ns-table").stream().map(r -> r.getAttribute("data-namespace")).collect(Collectors.toList());
+  }
+
+  private List<String> stringIds() {
+    return rows("#str-table").stream().map(r -> r.getAttribute("data-id")).collect(Collectors.toList());
+  }
+
+  private List<WebElement> rows(String table) {
+    return driver.findElements(By.cssSelector(table + " tbody tr"));
+  }
+
+  /** The rendered text of the first match, read in the page (no element handle to go stale). */
+  private String text(String css) {
+    Object t = ((JavascriptExecutor) driver).executeScript(
+        "const e = document.querySelector(arguments[0]); return e ? e.innerText.trim() : '';", css);
+    return String.valueOf(t);
+  }
+
+  private boolean visible(String css) {
+    List<WebElement> found = driver.findElements(By.cssSelector(css));
+    return !found.isEmpty() && found.get(0).isDisplayed();
+  }
+
+  /** Waits (at most {@link #WAIT}) until {@code condition} gives a non-null, non-false value. */
+  private <T> T waitFor(String what, Supplier<T> condition) {
+    try {
+      return new WebDriverWait(driver, WAIT, Duration.ofMillis(20)).withMessage(what)
+          .ignoring(org.openqa.selenium.StaleElementReferenceException.class)
+          .until(d -> condition.get());
+    } catch (org.openqa.selenium.TimeoutException e) {
+      throw new AssertionError("not within " + WAIT.toSeconds() + " s: " + what + "; console: " + consoleLog()
+          + "; page: " + HttpVerticle.abbreviate(text("main").replace('\n', ' ')), e);
+    }
+  }
+
+  /** Asserts that {@code condition} holds less than a second after {@code startNanos}. */
+  private void withinASecondOf(long startNanos, String what, Supplier<Boolean> condition) {
+    long deadline = startNanos + TimeUnit.SECONDS.toNanos(1);
+    while (!Boolean.TRUE.equals(condition.get())) {
+      if (System.nanoTime() > deadline) {
+        fail(what + ": not within a second; console: " + consoleLog());
+      }
+      sleep(10);
+    }
+    System.out.printf("%s after %d ms%n", what, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos));
+  }
+
+  private final List<LogEntry> log = new ArrayList<>();
+
+  /** Everything the browser logged so far in this test (the browser hands each entry out once). */
+  private List<LogEntry> consoleLog() {
+    log.addAll(driver.manage().logs().get(LogType.BROWSER).getAll());
+    return log;
+  }
+
+  private List<LogEntry> consoleErrors() {
+    return consoleLog().stream().filter(e -> e.getLevel().intValue() >= Level.SEVERE.intValue())
+        .collect(Collectors.toList());
+  }
+
+  private void screenshot(String name) throws IOException {
+    sleep(150); // let the last render settle
+    byte[] png = ((TakesScreenshot) driver).getScreenshotAs(OutputType.BYTES);
+    Path out = SCREENSHOTS.resolve(name + ".png");
+    Files.write(out, png);
+    assertNotNull(png);
+    assertTrue(png.length > 1000, "screenshot " + out);
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError(e);
+    }
+  }
+}

@@ -1,0 +1,119 @@
+package io.github.fdbcoord.service;
+
+import io.github.fdbcoord.cluster.FdbClusterManager;
+import io.github.fdbcoord.cluster.FdbClusterManagerOptions;
+import io.github.fdbcoord.embedded.EmbeddedDatabase;
+import io.vertx.core.Vertx;
+import io.vertx.core.internal.VertxInternal;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.core.shareddata.Lock;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static io.github.fdbcoord.service.ServiceFixture.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The service clustered as {@code CoordinationMain} runs it with {@code cluster.enabled}: two nodes
+ * on {@link FdbClusterManager} over the service's store; a SharedData lock taken on one node is a
+ * mutex of the service, visible through its event-bus API on the other.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class FdbClusteredServiceTest {
+  private EmbeddedDatabase db;
+  private Vertx nodeA;
+  private Vertx nodeB;
+  private ServiceFixture service;
+  private JsonObject config;
+
+  @BeforeEach
+  void start() {
+    db = EmbeddedDatabase.inMemory();
+    config = ServiceFixture.baseConfig();
+    config.getJsonObject("http").put("enabled", false);
+    JsonObject cluster = new JsonObject().put("enabled", true).put("nodeLeaseMillis", 3000)
+        .put("heartbeatIntervalMillis", 300).put("reaperIntervalMillis", 100).put("logRetentionMillis", 10_000);
+    CoordinationConfig c = CoordinationConfig.from(config);
+    nodeA = await(Vertx.builder().withClusterManager(new FdbClusterManager(CoordinationMain.clusterOptions(cluster, c, db)))
+        .buildClustered());
+    nodeB = await(Vertx.builder().withClusterManager(new FdbClusterManager(CoordinationMain.clusterOptions(cluster, c, db)))
+        .buildClustered());
+    service = ServiceFixture.start(nodeA, config, db);
+  }
+
+  @AfterEach
+  void stop() {
+    service.close();
+    if (nodeB != null) {
+      await(nodeB.close());
+    }
+    await(nodeA.close());
+    db.close();
+  }
+
+  @Test
+  void aSharedDataLockOnOneNodeIsAMutexOfTheServiceOnTheOther() throws Exception {
+    Lock lock = await(nodeB.sharedData().getLockWithTimeout("orders", 5000));
+    String nodeBId = ((VertxInternal) nodeB).clusterManager().getNodeId();
+    JsonObject state = service.request(service.client.mutexAddress(), "state", new JsonObject().put("name", "orders"));
+    assertTrue(state.getBoolean("held"), state.encode());
+    assertTrue(state.getJsonObject("owner").getString("owner").startsWith(nodeBId + "/"), state.encode());
+    lock.release();
+    long end = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+    while (service.request(service.client.mutexAddress(), "state", new JsonObject().put("name", "orders")).getBoolean("held")) {
+      assertTrue(System.nanoTime() < end, "the release reaches the service");
+      Thread.sleep(10);
+    }
+    assertEquals(2, ((VertxInternal) nodeA).clusterManager().getNodes().size());
+  }
+
+  @Test
+  void theNodesRouteListsTheClustersMembers() throws InterruptedException {
+    service.close();
+    config.getJsonObject("http").put("enabled", true).put("port", 0);
+    service = ServiceFixture.start(nodeA, config, db);
+    String a = ((VertxInternal) nodeA).clusterManager().getNodeId();
+    String b = ((VertxInternal) nodeB).clusterManager().getNodeId();
+    JsonArray nodes = await(service.web().get("/nodes").send()).bodyAsJsonObject().getJsonArray("nodes");
+    assertEquals(2, nodes.size(), nodes.encode());
+    assertEquals(a, nodes.getJsonObject(0).getString("id"));
+    assertTrue(nodes.getJsonObject(0).getBoolean("self"));
+    assertEquals("UP", nodes.getJsonObject(0).getString("status"));
+    assertEquals(b, nodes.getJsonObject(1).getString("id"));
+    assertEquals("MEMBER", nodes.getJsonObject(1).getString("status"));
+
+    await(nodeB.close());
+    nodeB = null;
+    long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (await(service.web().get("/nodes").send()).bodyAsJsonObject().getJsonArray("nodes").size() != 1) {
+      assertTrue(System.nanoTime() < end, "a node that left is no longer listed");
+      Thread.sleep(20);
+    }
+  }
+
+  @Test
+  void clusterOptionsDefaultToTheServicesDirectoriesAndRefuseAStoreOfTheirOwn() {
+    CoordinationConfig c = CoordinationConfig.from(config);
+    FdbClusterManagerOptions o = CoordinationMain.clusterOptions(new JsonObject().put("enabled", true), c, db);
+    List<String> root = config.getJsonArray("rootDirectory").getList();
+    assertEquals(List.of(root.get(0), root.get(1), "mutex"), o.getLockDirectory());
+    assertEquals(List.of(root.get(0), root.get(1), "cluster"), o.getDirectory());
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> CoordinationMain.clusterOptions(new JsonObject().put("clusterFile", "/etc/fdb.cluster"), c, db));
+    assertTrue(e.getMessage().contains("service's store"), e.getMessage());
+    assertThrows(IllegalArgumentException.class,
+        () -> CoordinationMain.clusterOptions(new JsonObject().put("leaseMillis", 5), c, db));
+    assertFalse(o.toJson().containsKey("enabled"));
+    assertEquals(new JsonArray().add(root.get(0)).add(root.get(1)).add("cluster"), o.toJson().getJsonArray("directory"));
+  }
+}
