@@ -1,5 +1,7 @@
 package io.github.fdbcoord.cluster;
 
+import static io.github.fdbcoord.fdb.FdbErrors.unwrap;
+
 import com.apple.foundationdb.Database;
 import com.apple.foundationdb.ReadTransaction;
 import com.apple.foundationdb.Transaction;
@@ -46,7 +48,6 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
@@ -943,14 +944,6 @@ public class FdbClusterManager implements ClusterManager {
         // shut down meanwhile: nothing to retry
       }
     }
-  }
-
-  static Throwable unwrap(Throwable t) {
-    Throwable cur = t;
-    while (cur instanceof CompletionException && cur.getCause() != null) {
-      cur = cur.getCause();
-    }
-    return cur;
   }
 
   private static java.util.concurrent.ThreadFactory daemon(String name) {

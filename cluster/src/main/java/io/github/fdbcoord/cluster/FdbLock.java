@@ -1,5 +1,6 @@
 package io.github.fdbcoord.cluster;
 
+import io.github.fdbcoord.fdb.FdbErrors;
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.api.LockEvent;
 import io.github.fdbcoord.mutex.MutexHandle;
@@ -67,7 +68,7 @@ public final class FdbLock implements Lock {
       release.whenComplete((e, err) -> {
         if (err != null) {
           log.warn("release of lock '" + handle.name() + "' by " + handle.owner() + " refused: "
-              + FdbClusterManager.unwrap(err).getMessage());
+              + FdbErrors.unwrap(err).getMessage());
         }
       });
     }

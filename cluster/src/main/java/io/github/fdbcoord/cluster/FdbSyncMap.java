@@ -1,5 +1,6 @@
 package io.github.fdbcoord.cluster;
 
+import io.github.fdbcoord.fdb.FdbErrors;
 import com.apple.foundationdb.KeyValue;
 import io.vertx.core.VertxException;
 
@@ -111,7 +112,7 @@ final class FdbSyncMap<K, V> extends AbstractMap<K, V> {
       Thread.currentThread().interrupt();
       throw new VertxException("interrupted while waiting for the store", e);
     } catch (ExecutionException e) {
-      throw new VertxException("sync map operation failed: " + FdbClusterManager.unwrap(e.getCause()), e.getCause());
+      throw new VertxException("sync map operation failed: " + FdbErrors.unwrap(e.getCause()), e.getCause());
     } catch (TimeoutException e) {
       throw new VertxException("sync map operation got no answer from the store within " + TIMEOUT_SECONDS + " s", e);
     }

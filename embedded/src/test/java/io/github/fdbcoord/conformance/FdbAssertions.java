@@ -87,7 +87,7 @@ public final class FdbAssertions {
   }
 
   public static void assertCode(int code, Throwable t) {
-    FDBException e = FdbErrors.unwrap(t);
+    FDBException e = FdbErrors.fdbException(t);
     if (e == null) {
       throw new AssertionError("expected FDBException " + code + " (" + FdbErrors.message(code) + ") but got " + t, t);
     }

@@ -1,5 +1,6 @@
 package io.github.fdbcoord.directory;
 
+import io.github.fdbcoord.fdb.FdbErrors;
 import io.github.fdbcoord.api.DirectoryInfo;
 import io.github.fdbcoord.api.DirectoryPage;
 import com.apple.foundationdb.Database;
@@ -21,7 +22,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
@@ -257,7 +257,7 @@ public final class DirectoryService {
   /** Children of {@code path}; the service's root has none until something is created under it. */
   private CompletableFuture<List<String>> listNamesIn(ReadTransaction tr, List<String> path) {
     return schema.listNames(tr, path)
-        .handle((names, error) -> error != null && path.isEmpty() && unwrap(error) instanceof NoSuchDirectoryException
+        .handle((names, error) -> error != null && path.isEmpty() && FdbErrors.unwrap(error) instanceof NoSuchDirectoryException
             ? List.<String>of() : rethrowIfFailed(names, error));
   }
 
@@ -288,7 +288,7 @@ public final class DirectoryService {
     if (error == null) {
       return opened;
     }
-    if (unwrap(error) instanceof NoSuchDirectoryException) {
+    if (FdbErrors.unwrap(error) instanceof NoSuchDirectoryException) {
       return null;
     }
     return rethrowIfFailed(opened, error);
@@ -362,7 +362,7 @@ public final class DirectoryService {
   }
 
   private <T> T rethrowTranslated(Throwable error) {
-    Throwable cause = unwrap(error);
+    Throwable cause = FdbErrors.unwrap(error);
     Throwable translated = translate(cause);
     if (translated instanceof RuntimeException) {
       throw (RuntimeException) translated;
@@ -407,14 +407,6 @@ public final class DirectoryService {
     return new DirectoryServiceException(Kind.LAYER_MISMATCH, path,
         "directory " + DirectoryPaths.format(path) + " has layer '" + DirectorySchema.unpackLayer(stored)
             + "', not '" + DirectorySchema.unpackLayer(requested) + "'", cause);
-  }
-
-  private static Throwable unwrap(Throwable t) {
-    Throwable cur = t;
-    while ((cur instanceof CompletionException || cur instanceof ExecutionException) && cur.getCause() != null) {
-      cur = cur.getCause();
-    }
-    return cur;
   }
 
   /** A cached answer and the tree version it was read under. */

@@ -5,8 +5,6 @@ import com.apple.foundationdb.directory.MismatchedLayerException;
 import com.apple.foundationdb.directory.NoSuchDirectoryException;
 import io.github.fdbcoord.fdb.FdbErrors;
 
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 
 /**
  * The one exception type the interner fails its futures with. {@link #kind()} says what went wrong
@@ -59,7 +57,7 @@ public final class InternerException extends RuntimeException {
 
   /** {@code t} as an InternerException: itself when it already is one, otherwise classified by its cause. */
   public static InternerException from(Throwable t) {
-    Throwable cause = unwrapCompletion(t);
+    Throwable cause = FdbErrors.unwrap(t);
     if (cause instanceof InternerException) {
       return (InternerException) cause;
     }
@@ -93,13 +91,5 @@ public final class InternerException extends RuntimeException {
         // A retryable code that escaped the retry loop means a retry limit stopped it.
         return FdbErrors.isRetryable(code) ? Kind.CONFLICT : Kind.STORE_FAILURE;
     }
-  }
-
-  private static Throwable unwrapCompletion(Throwable t) {
-    Throwable cur = t;
-    while ((cur instanceof CompletionException || cur instanceof ExecutionException) && cur.getCause() != null) {
-      cur = cur.getCause();
-    }
-    return cur;
   }
 }

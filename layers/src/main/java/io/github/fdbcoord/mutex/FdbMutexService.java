@@ -1,5 +1,6 @@
 package io.github.fdbcoord.mutex;
 
+import io.github.fdbcoord.fdb.FdbErrors;
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.api.LockEvent;
 import io.github.fdbcoord.api.MutexOwner;
@@ -20,7 +21,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -442,18 +442,10 @@ final class FdbMutexService implements MutexService {
       if (e == null) {
         out.complete(v);
       } else {
-        out.completeExceptionally(unwrap(e));
+        out.completeExceptionally(FdbErrors.unwrap(e));
       }
     });
     return out;
-  }
-
-  static Throwable unwrap(Throwable e) {
-    Throwable cur = e;
-    while ((cur instanceof CompletionException || cur instanceof ExecutionException) && cur.getCause() != null) {
-      cur = cur.getCause();
-    }
-    return cur;
   }
 
   OwnershipWatcher watcher(String name) {
@@ -518,7 +510,7 @@ final class FdbMutexService implements MutexService {
     CompletableFuture<MutexHandle> start() {
       attempt().whenComplete((handle, e) -> {
         if (e != null) {
-          result.completeExceptionally(unwrap(e));
+          result.completeExceptionally(FdbErrors.unwrap(e));
         } else if (!result.complete(handle)) {
           // Cancelled while the grant was being made: do not leak a held mutex.
           handle.release();

@@ -129,7 +129,7 @@ public final class CoordinationVerticle extends VerticleBase {
           }, workers.executor())
           .orTimeout(START_STORE_TIMEOUT_MS, TimeUnit.MILLISECONDS)
           .exceptionallyCompose(e -> CompletableFuture.failedFuture(
-              FailureCodes.unwrap(e) instanceof java.util.concurrent.TimeoutException
+              FdbErrors.unwrap(e) instanceof java.util.concurrent.TimeoutException
                   ? new IllegalStateException("store " + storeDescription() + " did not open the root directory "
                       + config.rootDirectory() + " within " + START_STORE_TIMEOUT_MS / 1000 + " s"
                       + heldSuffix(database))
@@ -312,7 +312,7 @@ public final class CoordinationVerticle extends VerticleBase {
             .put("store", storeDescription())
             .put("writeMs", (System.nanoTime() - start) / 1_000_000.0))
         .recover(failure -> {
-          Throwable e = FailureCodes.unwrap(failure);
+          Throwable e = FdbErrors.unwrap(failure);
           boolean timedOut = e instanceof java.util.concurrent.TimeoutException
               || e instanceof com.apple.foundationdb.FDBException f && f.getCode() == FdbErrors.TRANSACTION_TIMED_OUT;
           // The embedded engine knows why it holds commits back: say it rather than only "no commit".

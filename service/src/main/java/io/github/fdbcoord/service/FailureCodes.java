@@ -1,5 +1,7 @@
 package io.github.fdbcoord.service;
 
+import static io.github.fdbcoord.fdb.FdbErrors.unwrap;
+
 import io.github.fdbcoord.allocator.AllocatorException;
 import io.github.fdbcoord.directory.DirectoryServiceException;
 import io.github.fdbcoord.embedded.CommitsHeldException;
@@ -10,8 +12,6 @@ import io.github.fdbcoord.store.StoreUnavailableException;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
 
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import io.vertx.core.internal.logging.Logger;
 import io.vertx.core.internal.logging.LoggerFactory;
@@ -168,13 +168,5 @@ public final class FailureCodes {
       return c == BAD_REQUEST || c == NOT_FOUND || c == CONFLICT || c == UNAVAILABLE ? c : UNAVAILABLE;
     }
     return UNAVAILABLE;
-  }
-
-  static Throwable unwrap(Throwable t) {
-    Throwable cur = t;
-    while ((cur instanceof CompletionException || cur instanceof ExecutionException) && cur.getCause() != null) {
-      cur = cur.getCause();
-    }
-    return cur;
   }
 }

@@ -1,5 +1,6 @@
 package io.github.fdbcoord.service;
 
+import io.github.fdbcoord.fdb.FdbErrors;
 import io.github.fdbcoord.client.CoordinationClient;
 import com.apple.foundationdb.tuple.Versionstamp;
 import io.github.fdbcoord.mutex.AcquireResult;
@@ -125,7 +126,7 @@ public final class MutexVerticle extends LayerVerticle {
       FencingToken token = token(body);
       return store(() -> token == null ? mutexes.release(name, owner) : mutexes.release(name, owner, token))
           .andThen(ar -> {
-            if (ar.succeeded() || FailureCodes.unwrap(ar.cause()) instanceof MutexException) {
+            if (ar.succeeded() || FdbErrors.unwrap(ar.cause()) instanceof MutexException) {
               grants.remove(key(name, owner));
             }
           })
@@ -139,7 +140,7 @@ public final class MutexVerticle extends LayerVerticle {
           .andThen(ar -> {
             if (ar.succeeded()) {
               grants.put(key(name, owner), new Grant(name, owner, ar.result().token()));
-            } else if (FailureCodes.unwrap(ar.cause()) instanceof MutexException) {
+            } else if (FdbErrors.unwrap(ar.cause()) instanceof MutexException) {
               grants.remove(key(name, owner));
             }
           })
@@ -148,7 +149,7 @@ public final class MutexVerticle extends LayerVerticle {
         return beat;
       }
       // Not the holder: a waiter (tryAcquire / wait:false) heartbeats its queue entry the same way.
-      return beat.recover(e -> FailureCodes.unwrap(e) instanceof MutexException
+      return beat.recover(e -> FdbErrors.unwrap(e) instanceof MutexException
           ? store(() -> mutexes.heartbeatWaiter(name, owner)).map(r -> acquired(name, owner, r))
           : Future.failedFuture(e));
     });
@@ -380,7 +381,7 @@ public final class MutexVerticle extends LayerVerticle {
     }
     for (Grant g : pending.values()) {
       store(() -> mutexes.heartbeatWaiter(g.name(), g.owner())
-          .exceptionallyCompose(e -> FailureCodes.unwrap(e) instanceof MutexException
+          .exceptionallyCompose(e -> FdbErrors.unwrap(e) instanceof MutexException
               ? mutexes.tryAcquire(g.name(), g.owner()) : CompletableFuture.failedFuture(e)))
           .onSuccess(r -> {
             if (r.isHeld()) {

@@ -76,11 +76,6 @@ public final class StoreWorkers implements AutoCloseable {
     return Future.fromCompletionStage(stage, context);
   }
 
-  /** Whether the current thread is one of these workers. */
-  public static boolean isWorkerThread() {
-    return Thread.currentThread().getName().startsWith(THREAD_PREFIX);
-  }
-
   @Override
   public void close() {
     executor.shutdown();

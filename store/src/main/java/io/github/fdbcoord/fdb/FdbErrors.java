@@ -130,35 +130,28 @@ public final class FdbErrors {
     }
   }
 
-  /** Whether the transaction may have committed although it failed with this code. */
-  public static boolean isMaybeCommitted(int code) {
-    return code == COMMIT_UNKNOWN_RESULT || code == CLUSTER_VERSION_CHANGED;
-  }
-
-  /** Whether the transaction certainly did not commit and may be retried. */
-  public static boolean isSafeToRetry(int code) {
-    return isRetryable(code) && !isMaybeCommitted(code);
-  }
-
-  /** The {@link FDBException} behind {@code t}, unwrapping completion wrappers, or null. */
-  public static FDBException unwrap(Throwable t) {
+  /**
+   * The failure behind {@code t}: {@code t} with every {@link CompletionException} and
+   * {@link ExecutionException} wrapper (that has a cause) peeled off. What a caller classifies or
+   * reports, since futures wrap a failure in either depending on how it was read.
+   */
+  public static Throwable unwrap(Throwable t) {
     Throwable cur = t;
-    while (cur != null) {
-      if (cur instanceof FDBException) {
-        return (FDBException) cur;
-      }
-      if (cur instanceof CompletionException || cur instanceof ExecutionException) {
-        cur = cur.getCause();
-      } else {
-        return null;
-      }
+    while ((cur instanceof CompletionException || cur instanceof ExecutionException) && cur.getCause() != null) {
+      cur = cur.getCause();
     }
-    return null;
+    return cur;
+  }
+
+  /** The {@link FDBException} behind {@code t} (see {@link #unwrap}), or null when it is something else. */
+  public static FDBException fdbException(Throwable t) {
+    Throwable cause = unwrap(t);
+    return cause instanceof FDBException ? (FDBException) cause : null;
   }
 
   /** The FoundationDB code behind {@code t}, or -1 when it is not an {@link FDBException}. */
   public static int codeOf(Throwable t) {
-    FDBException e = unwrap(t);
+    FDBException e = fdbException(t);
     return e == null ? -1 : e.getCode();
   }
 }
