@@ -26,7 +26,7 @@ import java.util.concurrent.CompletableFuture;
  *   S["counter"]     naive allocator: 8-byte little-endian last value handed out
  * </pre>
  */
-public final class AllocatorSchema {
+final class AllocatorSchema {
   private static final long COUNTERS = 0;
   private static final long RESERVATIONS = 1;
   private static final String NAIVE_COUNTER = "counter";

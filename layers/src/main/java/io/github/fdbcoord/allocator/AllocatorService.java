@@ -26,12 +26,12 @@ public final class AllocatorService {
 
   private AllocatorService(Database database, AllocatorServiceOptions options) {
     this.database = Objects.requireNonNull(database, "database");
-    this.root = options.getRoot();
-    this.executor = options.getExecutor() != null ? options.getExecutor() : database.getExecutor();
+    this.root = options.root();
+    this.executor = options.executor() != null ? options.executor() : database.getExecutor();
   }
 
   public static AllocatorService create(Database database) {
-    return create(database, new AllocatorServiceOptions());
+    return create(database, AllocatorServiceOptions.defaults());
   }
 
   public static AllocatorService create(Database database, AllocatorServiceOptions options) {

@@ -32,7 +32,7 @@ import java.util.concurrent.CompletableFuture;
  * DirectoryLayer queries below. Service paths are relative to a root path in that tree
  * ({@link #packPath} / {@link #unpackPath}); with the empty root path they are the tree's own.
  */
-public final class DirectorySchema {
+final class DirectorySchema {
   static final byte[] NO_VERSION = new byte[0];
   private static final int VERSION_LENGTH = 10;
   private static final Field SUBSPACE_PREFIX = subspacePrefixField();

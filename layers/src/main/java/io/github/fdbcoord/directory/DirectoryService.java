@@ -64,15 +64,15 @@ public final class DirectoryService {
 
   private DirectoryService(Database database, DirectoryServiceOptions options) {
     this.database = Objects.requireNonNull(database, "database");
-    this.schema = new DirectorySchema(options.getDirectoryLayer(), options.getMetadata(), options.getRootPath());
-    this.executor = options.getExecutor() != null ? options.getExecutor() : database.getExecutor();
-    this.maxPageSize = options.getMaxPageSize();
-    this.cache = options.getCacheSize() == 0 ? null
-        : Caffeine.newBuilder().maximumSize(options.getCacheSize()).executor(executor).build();
+    this.schema = new DirectorySchema(options.directoryLayer(), options.metadata(), options.rootPath());
+    this.executor = options.executor() != null ? options.executor() : database.getExecutor();
+    this.maxPageSize = options.maxPageSize();
+    this.cache = options.cacheSize() == 0 ? null
+        : Caffeine.newBuilder().maximumSize(options.cacheSize()).executor(executor).build();
   }
 
   public static DirectoryService create(Database database) {
-    return create(database, new DirectoryServiceOptions());
+    return create(database, DirectoryServiceOptions.defaults());
   }
 
   public static DirectoryService create(Database database, DirectoryServiceOptions options) {

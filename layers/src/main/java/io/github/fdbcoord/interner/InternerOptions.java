@@ -1,6 +1,8 @@
 package io.github.fdbcoord.interner;
 
 import com.apple.foundationdb.directory.DirectoryLayer;
+import io.github.fdbcoord.fdb.LayerDefaults;
+import io.github.fdbcoord.fdb.OptionChecks;
 
 import java.time.Duration;
 import java.util.List;
@@ -17,7 +19,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * transaction timeout, no retry limit, the database's executor.
  */
 public final class InternerOptions {
-  public static final List<String> DEFAULT_ROOT_PATH = List.of("fdbcoord", "interner");
+  public static final List<String> DEFAULT_ROOT_PATH = LayerDefaults.directory("interner");
   public static final int DEFAULT_SEQUENCE_BITS = 16;
   public static final int DEFAULT_MAX_SEQUENCE_TRIES = 16;
   public static final int DEFAULT_MAX_BATCH_SIZE = 10_000;
@@ -124,6 +126,14 @@ public final class InternerOptions {
     return sequencePicker;
   }
 
+  @Override
+  public String toString() {
+    return "InternerOptions{rootPath=" + rootPath + ", sequenceBits=" + sequenceBits + ", maxSequenceTries="
+        + maxSequenceTries + ", maxBatchSize=" + maxBatchSize + ", cacheMaxBytes=" + cacheMaxBytes
+        + ", transactionTimeout=" + transactionTimeout + ", retryLimit=" + retryLimit + ", executor=" + executor + "}";
+  }
+
+  /** Builds {@link InternerOptions}; each setter refuses a bad value at once. */
   public static final class Builder {
     private List<String> rootPath = DEFAULT_ROOT_PATH;
     private int sequenceBits = DEFAULT_SEQUENCE_BITS;
@@ -139,65 +149,37 @@ public final class InternerOptions {
     private Builder() {}
 
     public Builder rootPath(List<String> path) {
-      Objects.requireNonNull(path, "rootPath");
-      if (path.isEmpty()) {
-        throw new IllegalArgumentException("rootPath must not be empty: namespaces need a parent directory");
-      }
-      for (String p : path) {
-        if (p == null || p.isEmpty()) {
-          throw new IllegalArgumentException("rootPath elements must be non-empty strings, got " + path);
-        }
-      }
-      this.rootPath = List.copyOf(path);
+      this.rootPath = OptionChecks.directoryPath(path, false, "namespaces need a parent directory", "rootPath");
       return this;
     }
 
     public Builder sequenceBits(int bits) {
-      if (bits < 1 || bits > 63) {
-        throw new IllegalArgumentException("sequenceBits must be between 1 and 63, got " + bits);
-      }
-      this.sequenceBits = bits;
+      this.sequenceBits = OptionChecks.between(bits, 1, 63, "sequenceBits");
       return this;
     }
 
     public Builder maxSequenceTries(int tries) {
-      if (tries < 1) {
-        throw new IllegalArgumentException("maxSequenceTries must be at least 1, got " + tries);
-      }
-      this.maxSequenceTries = tries;
+      this.maxSequenceTries = OptionChecks.atLeast(tries, 1, "maxSequenceTries");
       return this;
     }
 
     public Builder maxBatchSize(int size) {
-      if (size < 1) {
-        throw new IllegalArgumentException("maxBatchSize must be at least 1, got " + size);
-      }
-      this.maxBatchSize = size;
+      this.maxBatchSize = OptionChecks.atLeast(size, 1, "maxBatchSize");
       return this;
     }
 
     public Builder cacheMaxBytes(long bytes) {
-      if (bytes < 0) {
-        throw new IllegalArgumentException("cacheMaxBytes must not be negative, got " + bytes);
-      }
-      this.cacheMaxBytes = bytes;
+      this.cacheMaxBytes = OptionChecks.atLeast(bytes, 0L, "cacheMaxBytes");
       return this;
     }
 
     public Builder transactionTimeout(Duration timeout) {
-      Objects.requireNonNull(timeout, "transactionTimeout");
-      if (timeout.isNegative()) {
-        throw new IllegalArgumentException("transactionTimeout must not be negative, got " + timeout);
-      }
-      this.transactionTimeout = timeout;
+      this.transactionTimeout = OptionChecks.notNegative(timeout, "transactionTimeout");
       return this;
     }
 
     public Builder retryLimit(int limit) {
-      if (limit < -1) {
-        throw new IllegalArgumentException("retryLimit must be -1 (no limit) or at least 0, got " + limit);
-      }
-      this.retryLimit = limit;
+      this.retryLimit = OptionChecks.atLeast(limit, -1, "retryLimit (-1: no limit)");
       return this;
     }
 

@@ -11,7 +11,6 @@ import com.apple.foundationdb.ReadTransaction;
 import com.apple.foundationdb.Transaction;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Versionstamp;
-import io.github.fdbcoord.mutex.MutexSchema.EventRecord;
 import io.github.fdbcoord.mutex.MutexSchema.Incarnation;
 import io.github.fdbcoord.mutex.MutexSchema.Waiter;
 
@@ -24,14 +23,17 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
 import static io.github.fdbcoord.mutex.MutexSchema.checkName;
 
-/** {@link MutexService} over fdb-java's {@link Database}: composes the queries of {@link MutexSchema}. */
+/**
+ * {@link MutexService} over fdb-java's {@link Database}: composes the queries of {@link MutexSchema}
+ * into the service's operations. An acquire that waits is a {@link MutexAcquisition}, a held grant
+ * heartbeats through a {@link HeartbeatingHandle}, and every change of owner is one of
+ * {@link MutexTransitions}.
+ */
 final class FdbMutexService implements MutexService {
   /** Versions per second of FoundationDB's commit clock, to turn the event retention into versions. */
   private static final long VERSIONS_PER_SECOND = 1_000_000L;
@@ -42,9 +44,9 @@ final class FdbMutexService implements MutexService {
   final ScheduledExecutorService scheduler;
   private final MutexOptions options;
   private final boolean ownsScheduler;
-  private final long retentionVersions;
   private final ConcurrentHashMap<String, OwnershipWatcher> watchers = new ConcurrentHashMap<>();
-  private final Set<Handle> handles = ConcurrentHashMap.newKeySet();
+  private final Set<HeartbeatingHandle> handles = ConcurrentHashMap.newKeySet();
+  private final MutexTransitions transitions;
   private final MutexReaper reaper;
   /** This start of the service: recorded with every grant and queue entry made or kept alive through it. */
   final Incarnation incarnation;
@@ -61,8 +63,9 @@ final class FdbMutexService implements MutexService {
       t.setDaemon(true);
       return t;
     }) : options.scheduler();
-    this.retentionVersions = options.eventRetention().toMillis() * (VERSIONS_PER_SECOND / 1000);
     this.incarnation = new Incarnation(options.hostId(), java.util.UUID.randomUUID().toString());
+    this.transitions = new MutexTransitions(schema, executor, incarnation,
+        options.eventRetention().toMillis() * (VERSIONS_PER_SECOND / 1000));
     this.reaper = options.reaperEnabled() ? new MutexReaper(this, options.lease(), options.reaperInterval()) : null;
     if (reaper != null) {
       reaper.start();
@@ -90,7 +93,7 @@ final class FdbMutexService implements MutexService {
   CompletableFuture<AfterCommit<AcquireResult>> tryAcquireIn(Transaction tr, String name, String owner) {
     return schema.readOwner(tr, name).thenCompose(current -> {
       if (current == null) {
-        return grantFree(tr, name, owner).thenApply(g -> g.map(e -> AcquireResult.held(e.sequence())));
+        return transitions.grantFree(tr, name, owner).thenApply(g -> g.map(e -> AcquireResult.held(e.sequence())));
       }
       if (current.owner().equals(owner)) {
         return CompletableFuture.completedFuture(AfterCommit.now(AcquireResult.held(current.token())));
@@ -123,7 +126,7 @@ final class FdbMutexService implements MutexService {
       throw new IllegalArgumentException("timeout must not be negative, got " + timeout);
     }
     checkOpen(name);
-    return new AcquireOp(name, owner, timeout).start();
+    return new MutexAcquisition(this, name, owner, timeout).start();
   }
 
   @Override
@@ -139,7 +142,7 @@ final class FdbMutexService implements MutexService {
   }
 
   CompletableFuture<AfterCommit<LockEvent>> releaseIn(Transaction tr, String name, String owner, FencingToken token) {
-    return schema.readOwner(tr, name).thenCompose(current -> isGrant(current, owner, token)
+    return schema.readOwner(tr, name).thenCompose(current -> MutexTransitions.isGrant(current, owner, token)
         ? endGrant(tr, name, current, true)
         : findEarlierRelease(tr, name, owner, token, current));
   }
@@ -152,7 +155,7 @@ final class FdbMutexService implements MutexService {
   private CompletableFuture<AfterCommit<LockEvent>> findEarlierRelease(
       Transaction tr, String name, String owner, FencingToken token, MutexOwner current) {
     if (token == null) {
-      return CompletableFuture.failedFuture(refusal(name, owner, null, current));
+      return CompletableFuture.failedFuture(MutexTransitions.refusal(name, owner, null, current));
     }
     return schema.readEventsAfter(tr.snapshot(), name, token, 1, executor).thenApply(next -> {
       if (!next.isEmpty()) {
@@ -162,7 +165,7 @@ final class FdbMutexService implements MutexService {
           return AfterCommit.now(e);
         }
       }
-      throw refusal(name, owner, token, current);
+      throw MutexTransitions.refusal(name, owner, token, current);
     });
   }
 
@@ -178,8 +181,8 @@ final class FdbMutexService implements MutexService {
     // Reading the owner record (with conflict) and rewriting it in one transaction: a hand-off that
     // commits first makes this conflict, and the retry then sees another owner and refuses.
     return transact(tr -> schema.readOwner(tr, name).thenApply(current -> {
-      if (!isGrant(current, owner, token)) {
-        throw refusal(name, owner, token, current);
+      if (!MutexTransitions.isGrant(current, owner, token)) {
+        throw MutexTransitions.refusal(name, owner, token, current);
       }
       MutexOwner next = new MutexOwner(owner, current.token(), current.heartbeats() + 1);
       schema.writeOwner(tr, name, next, incarnation);
@@ -209,7 +212,7 @@ final class FdbMutexService implements MutexService {
         return CompletableFuture.completedFuture(AfterCommit.now(AcquireResult.held(current.token())));
       }
       if (ticket == null) {
-        throw refusal(name, owner, null, current);
+        throw MutexTransitions.refusal(name, owner, null, current);
       }
       return schema.readWaiter(tr, name, ticket).thenCombine(schema.countQueueBefore(tr.snapshot(), name, ticket, executor),
           (waiter, ahead) -> {
@@ -361,61 +364,9 @@ final class FdbMutexService implements MutexService {
 
   // ================================================================ transitions
 
-  /** Grants a free mutex to {@code owner}. */
-  private CompletableFuture<AfterCommit<LockEvent>> grantFree(Transaction tr, String name, String owner) {
-    return tr.getReadVersion().thenApply(readVersion -> {
-      schema.trimEvents(tr, name, readVersion, retentionVersions);
-      return grant(tr, name, owner, new EventRecord(LockEvent.Type.ACQUIRED, null, null, owner), incarnation);
-    });
-  }
-
-  /**
-   * Ends {@code current}'s grant (released by its owner, or expired): the head of the queue becomes
-   * owner in the same transaction, or the mutex becomes free when nobody waits. The queue head is
-   * read with conflict, so an enqueue committed meanwhile is never stranded behind a free mutex.
-   */
+  /** See {@link MutexTransitions#endGrant}; the reaper and the clean-up at open end grants through it. */
   CompletableFuture<AfterCommit<LockEvent>> endGrant(Transaction tr, String name, MutexOwner current, boolean released) {
-    return schema.readQueueHead(tr, name, executor).thenCombine(tr.getReadVersion(), (head, readVersion) -> {
-      schema.trimEvents(tr, name, readVersion, retentionVersions);
-      if (head == null) {
-        LockEvent.Type type = released ? LockEvent.Type.RELEASED : LockEvent.Type.EXPIRED;
-        return free(tr, name, new EventRecord(type, current.owner(), current.token(), null));
-      }
-      schema.dequeue(tr, name, head);
-      LockEvent.Type type = released ? LockEvent.Type.HANDED_OFF : LockEvent.Type.EXPIRED;
-      // The new owner is kept alive through the same host as its queue entry was.
-      return grant(tr, name, head.owner(), new EventRecord(type, current.owner(), current.token(), head.owner()), head.via());
-    });
-  }
-
-  private AfterCommit<LockEvent> grant(Transaction tr, String name, String owner, EventRecord event, Incarnation via) {
-    schema.grantOwner(tr, name, owner, via);
-    schema.touchGeneration(tr, name);
-    schema.appendEvent(tr, name, event);
-    schema.markHeld(tr, name);
-    return AfterCommit.stamped(tr.getVersionstamp(), vs -> event.toEvent(name, FencingToken.of(vs)));
-  }
-
-  private AfterCommit<LockEvent> free(Transaction tr, String name, EventRecord event) {
-    schema.clearOwner(tr, name);
-    schema.touchGeneration(tr, name);
-    schema.appendEvent(tr, name, event);
-    schema.clearHeld(tr, name);
-    return AfterCommit.stamped(tr.getVersionstamp(), vs -> event.toEvent(name, FencingToken.of(vs)));
-  }
-
-  private static boolean isGrant(MutexOwner current, String owner, FencingToken token) {
-    return current != null && current.owner().equals(owner) && (token == null || token.equals(current.token()));
-  }
-
-  private static MutexException refusal(String name, String caller, FencingToken token, MutexOwner current) {
-    if (current == null) {
-      return new MutexNotHeldException(name, caller);
-    }
-    if (token != null && current.owner().equals(caller)) {
-      return new NotOwnerException(name, caller, token, current);
-    }
-    return new NotOwnerException(name, caller, current);
+    return transitions.endGrant(tr, name, current, released);
   }
 
   // ================================================================ plumbing
@@ -457,13 +408,22 @@ final class FdbMutexService implements MutexService {
     watchers.remove(name, w);
   }
 
+  /** A handle starts heartbeating: tracked so that {@link #close()} stops it. */
+  void track(HeartbeatingHandle h) {
+    handles.add(h);
+  }
+
+  void untrack(HeartbeatingHandle h) {
+    handles.remove(h);
+  }
+
   boolean isClosed() {
     return closed;
   }
 
   private void checkOpen(String name) {
     if (closed) {
-      throw new MutexClosedException(name);
+      throw MutexException.closed(name);
     }
   }
 
@@ -476,7 +436,7 @@ final class FdbMutexService implements MutexService {
     if (reaper != null) {
       reaper.stop();
     }
-    for (Handle h : handles) {
+    for (HeartbeatingHandle h : handles) {
       h.stopHeartbeats();
     }
     for (OwnershipWatcher w : watchers.values()) {
@@ -484,234 +444,6 @@ final class FdbMutexService implements MutexService {
     }
     if (ownsScheduler) {
       scheduler.shutdownNow();
-    }
-  }
-
-  // ================================================================ acquire
-
-  /** One acquire: try, then wait on the mutex's watcher until granted, timed out or cancelled. */
-  private final class AcquireOp {
-    private final String name;
-    private final String owner;
-    private final Duration timeout;
-    private final long deadline;
-    private final CompletableFuture<MutexHandle> result = new CompletableFuture<>();
-    private volatile OwnershipWatcher.Waiter waiter;
-
-    AcquireOp(String name, String owner, Duration timeout) {
-      this.name = name;
-      this.owner = owner;
-      this.timeout = timeout;
-      // Durations beyond ~146 years do not fit in nanoseconds: they mean "no limit" in practice.
-      long nanos = timeout == null || timeout.compareTo(Duration.ofDays(365L * 100)) > 0 ? Long.MAX_VALUE / 4 : timeout.toNanos();
-      this.deadline = System.nanoTime() + nanos;
-    }
-
-    CompletableFuture<MutexHandle> start() {
-      attempt().whenComplete((handle, e) -> {
-        if (e != null) {
-          result.completeExceptionally(FdbErrors.unwrap(e));
-        } else if (!result.complete(handle)) {
-          // Cancelled while the grant was being made: do not leak a held mutex.
-          handle.release();
-        }
-      });
-      result.whenComplete((h, e) -> {
-        OwnershipWatcher.Waiter w = waiter;
-        if (result.isCancelled() && w != null) {
-          w.complete(OwnershipWatcher.Outcome.gaveUp());
-        }
-      });
-      return result;
-    }
-
-    private CompletableFuture<MutexHandle> attempt() {
-      return tryAcquire(name, owner).thenCompose(r -> r.isHeld()
-          ? CompletableFuture.completedFuture(newHandle(r.token().get(), null))
-          : await(r.ticket().get()));
-    }
-
-    private CompletableFuture<MutexHandle> await(Versionstamp ticket) {
-      long remaining = deadline - System.nanoTime();
-      if (remaining <= 0 || result.isDone()) {
-        return giveUp(ticket);
-      }
-      OwnershipWatcher.Waiter w = register(ticket);
-      waiter = w;
-      if (timeout != null) {
-        ScheduledFuture<?> timer = scheduler.schedule(
-            () -> w.complete(OwnershipWatcher.Outcome.gaveUp()), remaining, TimeUnit.NANOSECONDS);
-        w.whenComplete((o, e) -> timer.cancel(false));
-      }
-      if (result.isDone()) {
-        w.complete(OwnershipWatcher.Outcome.gaveUp());
-      }
-      keepQueued(w);
-      return w.thenComposeAsync(outcome -> {
-        switch (outcome.kind()) {
-          case GRANTED:
-            return CompletableFuture.completedFuture(newHandle(outcome.owner().token(), ticket));
-          case RETRY:
-            return attempt();
-          case CLOSED:
-            return CompletableFuture.failedFuture(new MutexClosedException(name));
-          default:
-            return giveUp(ticket);
-        }
-      }, executor);
-    }
-
-    /**
-     * Heartbeats the queue entry while {@code w} waits, as a handle does its grant: the reaper
-     * removes entries nobody keeps alive. An entry found gone (reaped while this process stalled,
-     * or removed by someone else) is made again at the back of the queue.
-     */
-    private void keepQueued(OwnershipWatcher.Waiter w) {
-      if (w.isDone() || closed) {
-        return;
-      }
-      try {
-        ScheduledFuture<?> beat = scheduler.schedule(() -> heartbeatWaiter(name, owner).whenComplete((r, e) -> {
-          if (e instanceof MutexException && ((MutexException) e).kind() != MutexException.Kind.CLOSED) {
-            w.complete(new OwnershipWatcher.Outcome(OwnershipWatcher.Kind.RETRY, null));
-          } else {
-            keepQueued(w);
-          }
-        }), options.heartbeatInterval().toNanos(), TimeUnit.NANOSECONDS);
-        w.whenComplete((o, e) -> beat.cancel(false));
-      } catch (java.util.concurrent.RejectedExecutionException e) {
-        // The scheduler stopped with the service; the watcher fails the wait.
-      }
-    }
-
-    private OwnershipWatcher.Waiter register(Versionstamp ticket) {
-      while (true) {
-        OwnershipWatcher.Waiter w = watcher(name).await(owner, ticket);
-        if (w != null) {
-          return w;
-        }
-        // That watcher retired between lookup and registration: the next lookup makes a fresh one.
-      }
-    }
-
-    /** Timed out or cancelled: leave the queue, unless the mutex was granted meanwhile. */
-    private CompletableFuture<MutexHandle> giveUp(Versionstamp ticket) {
-      return leaveUnlessGranted(name, owner).thenApply(granted -> {
-        if (granted != null) {
-          return newHandle(granted.token(), ticket);
-        }
-        throw new MutexTimeoutException(name, owner, timeout == null ? Duration.ZERO : timeout);
-      });
-    }
-
-    private MutexHandle newHandle(FencingToken token, Versionstamp ticket) {
-      Handle h = new Handle(name, owner, token, ticket);
-      h.startHeartbeats();
-      return h;
-    }
-  }
-
-  // ================================================================ handle
-
-  private final class Handle implements MutexHandle {
-    private final String name;
-    private final String owner;
-    private final FencingToken token;
-    private final Versionstamp ticket;
-    private final CompletableFuture<MutexException> lost = new CompletableFuture<>();
-    private volatile boolean released;
-    private volatile ScheduledFuture<?> next;
-
-    Handle(String name, String owner, FencingToken token, Versionstamp ticket) {
-      this.name = name;
-      this.owner = owner;
-      this.token = token;
-      this.ticket = ticket;
-    }
-
-    @Override
-    public String name() {
-      return name;
-    }
-
-    @Override
-    public String owner() {
-      return owner;
-    }
-
-    @Override
-    public FencingToken token() {
-      return token;
-    }
-
-    @Override
-    public Optional<Versionstamp> ticket() {
-      return Optional.ofNullable(ticket);
-    }
-
-    @Override
-    public boolean isHeld() {
-      return !released && !lost.isDone();
-    }
-
-    @Override
-    public CompletableFuture<LockEvent> release() {
-      released = true;
-      stopHeartbeats();
-      return FdbMutexService.this.release(name, owner, token);
-    }
-
-    @Override
-    public CompletableFuture<MutexOwner> heartbeat() {
-      return FdbMutexService.this.heartbeat(name, owner, token).whenComplete((r, e) -> {
-        if (e instanceof MutexException && !released) {
-          stopHeartbeats();
-          lost.complete((MutexException) e);
-        }
-      });
-    }
-
-    @Override
-    public CompletableFuture<MutexException> lost() {
-      return lost;
-    }
-
-    void startHeartbeats() {
-      handles.add(this);
-      schedule();
-    }
-
-    private void schedule() {
-      if (released || lost.isDone() || closed) {
-        handles.remove(this);
-        return;
-      }
-      try {
-        next = scheduler.schedule(this::beat, options.heartbeatInterval().toNanos(), TimeUnit.NANOSECONDS);
-      } catch (java.util.concurrent.RejectedExecutionException e) {
-        handles.remove(this); // scheduler shut down with the service
-      }
-    }
-
-    private void beat() {
-      if (released || lost.isDone()) {
-        return;
-      }
-      // Transient storage errors are retried at the next interval; only a refusal ends the grant.
-      heartbeat().whenComplete((r, e) -> schedule());
-    }
-
-    void stopHeartbeats() {
-      ScheduledFuture<?> n = next;
-      if (n != null) {
-        n.cancel(false);
-      }
-      handles.remove(this);
-    }
-
-    @Override
-    public String toString() {
-      return "MutexHandle(" + name + ", " + owner + ", " + token + ")";
     }
   }
 

@@ -1,10 +1,16 @@
 package io.github.fdbcoord.mutex;
 
+import java.util.Objects;
+
 /**
  * A mutex operation refused for a reason the caller can act on. {@link #kind()} says which, so an
- * API layer can map it to a status (bad input is an {@link IllegalArgumentException} instead).
+ * API layer can map it to a status (bad input is an {@link IllegalArgumentException} instead). The
+ * same style as the other layers' {@code InternerException}, {@code AllocatorException} and
+ * {@code DirectoryServiceException}; the subclasses exist only where a refusal carries data of its
+ * own ({@link NotOwnerException}, {@link MutexNotHeldException}, {@link MutexTimeoutException},
+ * {@link MutexQueueFullException}).
  */
-public abstract class MutexException extends RuntimeException {
+public class MutexException extends RuntimeException {
   /** The kinds of refusal. */
   public enum Kind {
     /** Release or heartbeat of a mutex that has no owner. */
@@ -19,11 +25,18 @@ public abstract class MutexException extends RuntimeException {
     QUEUE_FULL
   }
 
+  private final Kind kind;
   private final String mutex;
 
-  protected MutexException(String mutex, String message) {
+  public MutexException(Kind kind, String mutex, String message) {
     super(message);
+    this.kind = Objects.requireNonNull(kind, "kind");
     this.mutex = mutex;
+  }
+
+  /** The refusal of an operation on {@code mutex} because the service was closed while it waited. */
+  static MutexException closed(String mutex) {
+    return new MutexException(Kind.CLOSED, mutex, "the mutex service was closed while waiting on mutex '" + mutex + "'");
   }
 
   /** The mutex's name. */
@@ -31,5 +44,8 @@ public abstract class MutexException extends RuntimeException {
     return mutex;
   }
 
-  public abstract Kind kind();
+  /** Which refusal this is. */
+  public Kind kind() {
+    return kind;
+  }
 }

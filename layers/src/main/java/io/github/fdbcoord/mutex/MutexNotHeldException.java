@@ -5,17 +5,12 @@ public final class MutexNotHeldException extends MutexException {
   private final String caller;
 
   public MutexNotHeldException(String mutex, String caller) {
-    super(mutex, "mutex '" + mutex + "' is not held, so '" + caller + "' cannot release or heartbeat it");
+    super(Kind.NOT_HELD, mutex, "mutex '" + mutex + "' is not held, so '" + caller + "' cannot release or heartbeat it");
     this.caller = caller;
   }
 
   /** Who asked. */
   public String caller() {
     return caller;
-  }
-
-  @Override
-  public Kind kind() {
-    return Kind.NOT_HELD;
   }
 }

@@ -1,15 +1,18 @@
 package io.github.fdbcoord.mutex;
 
+import io.github.fdbcoord.fdb.LayerDefaults;
+import io.github.fdbcoord.fdb.OptionChecks;
+
 import java.time.Duration;
 import java.util.List;
-import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * How a {@link MutexService} runs. Immutable; build with {@link #builder()}.
  *
- * <p>Defaults: directory {@code ["fdb-coord", "mutex"]}, lease 10 s, heartbeat every 2 s, reaper
+ * <p>Defaults: directory {@code ["fdbcoord", "mutex"]} (where the
+ * coordination service and the cluster manager keep theirs), lease 10 s, heartbeat every 2 s, reaper
  * check every 1 s, reaper on, event log kept 60 s, at most 1000 waiters per queue, no host id, the database's executor, a private
  * one-thread scheduler.
  *
@@ -17,6 +20,9 @@ import java.util.concurrent.ScheduledExecutorService;
  * {@code lease + 2 * reaperInterval} after its last heartbeat, as seen on the reaper's clock.
  */
 public final class MutexOptions {
+  /** Default directory: {@code [LayerDefaults.ROOT_DIRECTORY, "mutex"]}. */
+  public static final List<String> DEFAULT_DIRECTORY = LayerDefaults.directory("mutex");
+
   private final List<String> directory;
   private final Duration lease;
   private final Duration heartbeatInterval;
@@ -103,8 +109,17 @@ public final class MutexOptions {
     return scheduler;
   }
 
+  @Override
+  public String toString() {
+    return "MutexOptions{directory=" + directory + ", lease=" + lease + ", heartbeatInterval=" + heartbeatInterval
+        + ", reaperInterval=" + reaperInterval + ", reaperEnabled=" + reaperEnabled + ", eventRetention="
+        + eventRetention + ", maxQueueLength=" + maxQueueLength + ", hostId=" + hostId + ", executor=" + executor
+        + ", scheduler=" + scheduler + "}";
+  }
+
+  /** Builds {@link MutexOptions}; each setter refuses a bad value at once, {@link #build()} the inconsistent ones. */
   public static final class Builder {
-    private List<String> directory = List.of("fdb-coord", "mutex");
+    private List<String> directory = DEFAULT_DIRECTORY;
     private Duration lease = Duration.ofSeconds(10);
     private Duration heartbeatInterval = Duration.ofSeconds(2);
     private Duration reaperInterval = Duration.ofSeconds(1);
@@ -118,31 +133,22 @@ public final class MutexOptions {
     private Builder() {}
 
     public Builder directory(List<String> path) {
-      Objects.requireNonNull(path, "directory");
-      if (path.isEmpty()) {
-        throw new IllegalArgumentException("directory must not be empty (the root directory cannot hold mutexes)");
-      }
-      for (String p : path) {
-        if (p == null || p.isEmpty()) {
-          throw new IllegalArgumentException("directory path elements must be non-empty strings, got " + path);
-        }
-      }
-      this.directory = List.copyOf(path);
+      this.directory = OptionChecks.directoryPath(path, false, "the root directory cannot hold mutexes", "directory");
       return this;
     }
 
     public Builder lease(Duration d) {
-      this.lease = positive(d, "lease");
+      this.lease = OptionChecks.positive(d, "lease");
       return this;
     }
 
     public Builder heartbeatInterval(Duration d) {
-      this.heartbeatInterval = positive(d, "heartbeatInterval");
+      this.heartbeatInterval = OptionChecks.positive(d, "heartbeatInterval");
       return this;
     }
 
     public Builder reaperInterval(Duration d) {
-      this.reaperInterval = positive(d, "reaperInterval");
+      this.reaperInterval = OptionChecks.positive(d, "reaperInterval");
       return this;
     }
 
@@ -152,15 +158,12 @@ public final class MutexOptions {
     }
 
     public Builder eventRetention(Duration d) {
-      this.eventRetention = positive(d, "eventRetention");
+      this.eventRetention = OptionChecks.positive(d, "eventRetention");
       return this;
     }
 
     public Builder maxQueueLength(int n) {
-      if (n < 1) {
-        throw new IllegalArgumentException("maxQueueLength must be at least 1, got " + n);
-      }
-      this.maxQueueLength = n;
+      this.maxQueueLength = OptionChecks.atLeast(n, 1, "maxQueueLength");
       return this;
     }
 
@@ -189,14 +192,6 @@ public final class MutexOptions {
             + ") must be shorter than lease (" + lease + "), or every owner would be evicted");
       }
       return new MutexOptions(this);
-    }
-
-    private static Duration positive(Duration d, String name) {
-      Objects.requireNonNull(d, name);
-      if (d.isNegative() || d.isZero()) {
-        throw new IllegalArgumentException(name + " must be positive, got " + d);
-      }
-      return d;
     }
   }
 }

@@ -5,17 +5,12 @@ public final class MutexQueueFullException extends MutexException {
   private final int maxQueueLength;
 
   public MutexQueueFullException(String mutex, String caller, int maxQueueLength) {
-    super(mutex, "the queue of mutex '" + mutex + "' already holds " + maxQueueLength
+    super(Kind.QUEUE_FULL, mutex, "the queue of mutex '" + mutex + "' already holds " + maxQueueLength
         + " waiters (maxQueueLength): '" + caller + "' was not queued");
     this.maxQueueLength = maxQueueLength;
   }
 
   public int maxQueueLength() {
     return maxQueueLength;
-  }
-
-  @Override
-  public Kind kind() {
-    return Kind.QUEUE_FULL;
   }
 }

@@ -46,9 +46,9 @@ import java.util.concurrent.Executor;
  * died with its previous incarnation. A queue entry's beat count changes with each heartbeat of
  * its waiter: the reaper removes entries whose count stays unchanged for a lease.
  */
-public final class MutexSchema {
+final class MutexSchema {
   /** Longest mutex or owner name, in UTF-8 bytes; keeps every key far below FoundationDB's 10,000-byte limit. */
-  public static final int MAX_NAME_BYTES = 1024;
+  static final int MAX_NAME_BYTES = MutexService.MAX_NAME_BYTES;
 
   private static final String HELD = "held";
   private static final String MUTEXES = "m";
@@ -60,21 +60,21 @@ public final class MutexSchema {
 
   private final Subspace root;
 
-  public MutexSchema(Subspace root) {
+  MutexSchema(Subspace root) {
     this.root = root;
   }
 
-  public Subspace root() {
+  Subspace root() {
     return root;
   }
 
   /** The subspace holding everything about mutex {@code name}. */
-  public Subspace mutex(String name) {
+  Subspace mutex(String name) {
     return root.get(MUTEXES).get(name);
   }
 
   /** Checks a mutex or owner name: non-empty, at most {@link #MAX_NAME_BYTES} UTF-8 bytes. */
-  public static String checkName(String value, String what) {
+  static String checkName(String value, String what) {
     if (value == null) {
       throw new IllegalArgumentException(what + " must not be null");
     }
@@ -90,12 +90,12 @@ public final class MutexSchema {
 
   // ---------------------------------------------------------------- owner record
 
-  public byte[] packOwnerKey(String name) {
+  byte[] packOwnerKey(String name) {
     return mutex(name).pack(Tuple.from(OWNER));
   }
 
   /** The token form of a complete versionstamp: its 10 bytes (the user version is always 0 here). */
-  public static FencingToken token(Versionstamp vs) {
+  static FencingToken token(Versionstamp vs) {
     if (!vs.isComplete()) {
       throw new IllegalArgumentException("an incomplete versionstamp is no fencing token");
     }
@@ -103,7 +103,7 @@ public final class MutexSchema {
   }
 
   /** The versionstamp a token or ticket was taken from (user version 0). */
-  public static Versionstamp versionstamp(FencingToken token) {
+  static Versionstamp versionstamp(FencingToken token) {
     return Versionstamp.complete(token.bytes(), 0);
   }
 
@@ -112,33 +112,33 @@ public final class MutexSchema {
    * {@code host} is the configured host id (null when the service has none), {@code id} is unique
    * to one start of that service.
    */
-  public record Incarnation(String host, String id) {
-    public Incarnation {
+  record Incarnation(String host, String id) {
+    Incarnation {
       java.util.Objects.requireNonNull(id, "id");
     }
 
     /** Whether this is an earlier start of {@code current}'s host (never true without a host id). */
-    public boolean isEarlierOf(Incarnation current) {
+    boolean isEarlierOf(Incarnation current) {
       return host != null && host.equals(current.host()) && !id.equals(current.id());
     }
   }
 
   /** SET_VERSIONSTAMPED_VALUE operand of a new grant: the commit's versionstamp becomes the fencing token. */
-  public byte[] packOwnerValueForGrant(String owner, Incarnation via) {
+  byte[] packOwnerValueForGrant(String owner, Incarnation via) {
     return Versionstamps.packValue(Tuple.from(owner, Versionstamp.incomplete(0), 0L, hostOf(via), idOf(via)));
   }
 
-  public byte[] packOwnerValue(MutexOwner record, Incarnation via) {
+  byte[] packOwnerValue(MutexOwner record, Incarnation via) {
     return Tuple.from(record.owner(), versionstamp(record.token()), record.heartbeats(), hostOf(via), idOf(via)).pack();
   }
 
-  public MutexOwner unpackOwnerValue(byte[] value) {
+  MutexOwner unpackOwnerValue(byte[] value) {
     Tuple t = Tuple.fromBytes(value);
     return new MutexOwner(t.getString(0), token(t.getVersionstamp(1)), t.getLong(2));
   }
 
   /** The incarnation that made or last heartbeated the grant; null for records written without one. */
-  public Incarnation unpackOwnerIncarnation(byte[] value) {
+  Incarnation unpackOwnerIncarnation(byte[] value) {
     Tuple t = Tuple.fromBytes(value);
     return incarnation(t, 3);
   }
@@ -158,39 +158,39 @@ public final class MutexSchema {
 
   // ---------------------------------------------------------------- generation
 
-  public byte[] packGenerationKey(String name) {
+  byte[] packGenerationKey(String name) {
     return mutex(name).pack(Tuple.from(GENERATION));
   }
 
   /** SET_VERSIONSTAMPED_VALUE operand: the raw 10-byte versionstamp of the transition's commit. */
-  public byte[] packGenerationValueForTransition() {
+  byte[] packGenerationValueForTransition() {
     return Versionstamps.rawValue(new byte[0]);
   }
 
-  public byte[] packGenerationValue(FencingToken generation) {
+  byte[] packGenerationValue(FencingToken generation) {
     return generation.bytes();
   }
 
-  public FencingToken unpackGenerationValue(byte[] value) {
+  FencingToken unpackGenerationValue(byte[] value) {
     return FencingToken.of(value);
   }
 
   // ---------------------------------------------------------------- queue
 
-  public Range queueRange(String name) {
+  Range queueRange(String name) {
     return mutex(name).range(Tuple.from(QUEUE));
   }
 
   /** SET_VERSIONSTAMPED_KEY operand of a new queue entry: the commit's versionstamp becomes the ticket. */
-  public byte[] packQueueKeyForEnqueue(String name) {
+  byte[] packQueueKeyForEnqueue(String name) {
     return Versionstamps.packKey(mutex(name).getKey(), Tuple.from(QUEUE, Versionstamp.incomplete(0)));
   }
 
-  public byte[] packQueueKey(String name, Versionstamp ticket) {
+  byte[] packQueueKey(String name, Versionstamp ticket) {
     return mutex(name).pack(Tuple.from(QUEUE, ticket));
   }
 
-  public Versionstamp unpackQueueKey(String name, byte[] key) {
+  Versionstamp unpackQueueKey(String name, byte[] key) {
     return mutex(name).unpack(key).getVersionstamp(1);
   }
 
@@ -198,80 +198,80 @@ public final class MutexSchema {
    * One queue entry: key (ticket) and value (owner, the incarnation through which it was made or
    * last kept alive, and its beat count, which each heartbeat of the waiter increments).
    */
-  public record Waiter(Versionstamp ticket, String owner, Incarnation via, long beats) {
-    public QueueEntry toQueueEntry() {
+  record Waiter(Versionstamp ticket, String owner, Incarnation via, long beats) {
+    QueueEntry toQueueEntry() {
       return new QueueEntry(owner, token(ticket));
     }
   }
 
-  public byte[] packQueueValue(String owner, Incarnation via, long beats) {
+  byte[] packQueueValue(String owner, Incarnation via, long beats) {
     return Tuple.from(owner, hostOf(via), idOf(via), beats).pack();
   }
 
   /** The owner of a queue value. */
-  public String unpackQueueValue(byte[] value) {
+  String unpackQueueValue(byte[] value) {
     return Tuple.fromBytes(value).getString(0);
   }
 
-  public Waiter unpackWaiter(String name, byte[] key, byte[] value) {
+  Waiter unpackWaiter(String name, byte[] key, byte[] value) {
     Tuple t = Tuple.fromBytes(value);
     return new Waiter(unpackQueueKey(name, key), t.getString(0), incarnation(t, 1), t.size() > 3 ? t.getLong(3) : 0L);
   }
 
-  public byte[] packQueuedKey(String name, String owner) {
+  byte[] packQueuedKey(String name, String owner) {
     return mutex(name).pack(Tuple.from(QUEUED, owner));
   }
 
-  public String unpackQueuedKey(String name, byte[] key) {
+  String unpackQueuedKey(String name, byte[] key) {
     return mutex(name).unpack(key).getString(1);
   }
 
   /** SET_VERSIONSTAMPED_VALUE operand: the same versionstamp as the queue key written in the same commit. */
-  public byte[] packQueuedValueForEnqueue() {
+  byte[] packQueuedValueForEnqueue() {
     return Versionstamps.packValue(Tuple.from(Versionstamp.incomplete(0)));
   }
 
-  public byte[] packQueuedValue(Versionstamp ticket) {
+  byte[] packQueuedValue(Versionstamp ticket) {
     return Tuple.from(ticket).pack();
   }
 
-  public Versionstamp unpackQueuedValue(byte[] value) {
+  Versionstamp unpackQueuedValue(byte[] value) {
     return Tuple.fromBytes(value).getVersionstamp(0);
   }
 
   // ---------------------------------------------------------------- events
 
   /** One recorded transition, before it is named and sequenced as a {@link LockEvent}. */
-  public record EventRecord(LockEvent.Type type, String previousOwner, FencingToken previousToken, String owner) {
-    public LockEvent toEvent(String mutex, FencingToken sequence) {
+  record EventRecord(LockEvent.Type type, String previousOwner, FencingToken previousToken, String owner) {
+    LockEvent toEvent(String mutex, FencingToken sequence) {
       return new LockEvent(type, mutex, sequence, Optional.ofNullable(previousOwner),
           Optional.ofNullable(previousToken), Optional.ofNullable(owner));
     }
   }
 
-  public Range eventRange(String name) {
+  Range eventRange(String name) {
     return mutex(name).range(Tuple.from(EVENTS));
   }
 
   /** SET_VERSIONSTAMPED_KEY operand: the event's sequence is the transition commit's versionstamp. */
-  public byte[] packEventKeyForTransition(String name) {
+  byte[] packEventKeyForTransition(String name) {
     return Versionstamps.packKey(mutex(name).getKey(), Tuple.from(EVENTS, Versionstamp.incomplete(0)));
   }
 
-  public byte[] packEventKey(String name, FencingToken sequence) {
+  byte[] packEventKey(String name, FencingToken sequence) {
     return mutex(name).pack(Tuple.from(EVENTS, versionstamp(sequence)));
   }
 
-  public FencingToken unpackEventKey(String name, byte[] key) {
+  FencingToken unpackEventKey(String name, byte[] key) {
     return token(mutex(name).unpack(key).getVersionstamp(1));
   }
 
-  public byte[] packEventValue(EventRecord e) {
+  byte[] packEventValue(EventRecord e) {
     return Tuple.from(e.type().name(), e.previousOwner(),
         e.previousToken() == null ? null : versionstamp(e.previousToken()), e.owner()).pack();
   }
 
-  public EventRecord unpackEventValue(byte[] value) {
+  EventRecord unpackEventValue(byte[] value) {
     Tuple t = Tuple.fromBytes(value);
     Versionstamp prevToken = t.getVersionstamp(2);
     return new EventRecord(LockEvent.Type.valueOf(t.getString(0)), t.getString(1),
@@ -280,80 +280,80 @@ public final class MutexSchema {
 
   // ---------------------------------------------------------------- held index
 
-  public Range heldRange() {
+  Range heldRange() {
     return root.range(Tuple.from(HELD));
   }
 
-  public byte[] packHeldKey(String name) {
+  byte[] packHeldKey(String name) {
     return root.pack(Tuple.from(HELD, name));
   }
 
-  public String unpackHeldKey(byte[] key) {
+  String unpackHeldKey(byte[] key) {
     return root.unpack(key).getString(1);
   }
 
-  public byte[] packHeldValue() {
+  byte[] packHeldValue() {
     return new byte[0];
   }
 
   // ================================================================ queries
 
   /** The owner record, or null when the mutex is free. */
-  public CompletableFuture<MutexOwner> readOwner(ReadTransaction tr, String name) {
+  CompletableFuture<MutexOwner> readOwner(ReadTransaction tr, String name) {
     return tr.get(packOwnerKey(name)).thenApply(v -> v == null ? null : unpackOwnerValue(v));
   }
 
   /** The owner record's raw bytes (what the reaper compares), or null when free. */
-  public CompletableFuture<byte[]> readOwnerBytes(ReadTransaction tr, String name) {
+  CompletableFuture<byte[]> readOwnerBytes(ReadTransaction tr, String name) {
     return tr.get(packOwnerKey(name));
   }
 
   /** Makes {@code owner} the owner with a fresh token (this commit's versionstamp) and no heartbeats yet. */
-  public void grantOwner(Transaction tr, String name, String owner, Incarnation via) {
+  void grantOwner(Transaction tr, String name, String owner, Incarnation via) {
     tr.mutate(MutationType.SET_VERSIONSTAMPED_VALUE, packOwnerKey(name), packOwnerValueForGrant(owner, via));
   }
 
-  public void writeOwner(Transaction tr, String name, MutexOwner record, Incarnation via) {
+  void writeOwner(Transaction tr, String name, MutexOwner record, Incarnation via) {
     tr.set(packOwnerKey(name), packOwnerValue(record, via));
   }
 
-  public void clearOwner(Transaction tr, String name) {
+  void clearOwner(Transaction tr, String name) {
     tr.clear(packOwnerKey(name));
   }
 
   /** The token of the last ownership transition, or null when the mutex never had an owner. */
-  public CompletableFuture<FencingToken> readGeneration(ReadTransaction tr, String name) {
+  CompletableFuture<FencingToken> readGeneration(ReadTransaction tr, String name) {
     return tr.get(packGenerationKey(name)).thenApply(v -> v == null ? null : unpackGenerationValue(v));
   }
 
-  public void touchGeneration(Transaction tr, String name) {
+  void touchGeneration(Transaction tr, String name) {
     tr.mutate(MutationType.SET_VERSIONSTAMPED_VALUE, packGenerationKey(name), packGenerationValueForTransition());
   }
 
   /** Fires once the generation differs from what {@code tr} read (after {@code tr} commits). */
-  public CompletableFuture<Void> watchGeneration(Transaction tr, String name) {
+  CompletableFuture<Void> watchGeneration(Transaction tr, String name) {
     return tr.watch(packGenerationKey(name));
   }
 
   /** Appends {@code owner} to the queue under this commit's versionstamp and indexes the entry by owner. */
-  public void enqueue(Transaction tr, String name, String owner, Incarnation via) {
+  void enqueue(Transaction tr, String name, String owner, Incarnation via) {
     tr.mutate(MutationType.SET_VERSIONSTAMPED_KEY, packQueueKeyForEnqueue(name), packQueueValue(owner, via, 0L));
     tr.mutate(MutationType.SET_VERSIONSTAMPED_VALUE, packQueuedKey(name, owner), packQueuedValueForEnqueue());
   }
 
   /** The queue entry under {@code ticket}, or null when there is none. */
-  public CompletableFuture<Waiter> readWaiter(ReadTransaction tr, String name, Versionstamp ticket) {
+  CompletableFuture<Waiter> readWaiter(ReadTransaction tr, String name, Versionstamp ticket) {
     byte[] key = packQueueKey(name, ticket);
     return tr.get(key).thenApply(v -> v == null ? null : unpackWaiter(name, key, v));
   }
 
   /** Rewrites a queue entry in place (same ticket, so the waiter keeps its place). */
-  public void writeWaiter(Transaction tr, String name, Waiter waiter) {
+  void writeWaiter(Transaction tr, String name, Waiter waiter) {
     tr.set(packQueueKey(name, waiter.ticket()), packQueueValue(waiter.owner(), waiter.via(), waiter.beats()));
   }
 
   /** Up to {@code limit} queue entries with their incarnations and beat counts, head first. */
-  public CompletableFuture<List<Waiter>> readWaiters(ReadTransaction tr, String name, int limit, Executor executor) {
+  CompletableFuture<List<Waiter>> readWaiters(ReadTransaction tr, String name, int limit, Executor executor) {
     return AsyncUtil.collect(tr.getRange(queueRange(name), limit), executor)
         .thenApply(kvs -> {
           List<Waiter> out = new ArrayList<>(kvs.size());
@@ -365,17 +365,17 @@ public final class MutexSchema {
   }
 
   /** The ticket of {@code owner}'s queue entry, or null when it does not wait. */
-  public CompletableFuture<Versionstamp> readTicket(ReadTransaction tr, String name, String owner) {
+  CompletableFuture<Versionstamp> readTicket(ReadTransaction tr, String name, String owner) {
     return tr.get(packQueuedKey(name, owner)).thenApply(v -> v == null ? null : unpackQueuedValue(v));
   }
 
   /** The first waiter, or null when the queue is empty. */
-  public CompletableFuture<Waiter> readQueueHead(ReadTransaction tr, String name, Executor executor) {
+  CompletableFuture<Waiter> readQueueHead(ReadTransaction tr, String name, Executor executor) {
     return readWaiters(tr, name, 1, executor).thenApply(l -> l.isEmpty() ? null : l.get(0));
   }
 
   /** Up to {@code limit} waiters, head first. */
-  public CompletableFuture<List<QueueEntry>> readQueue(ReadTransaction tr, String name, int limit, Executor executor) {
+  CompletableFuture<List<QueueEntry>> readQueue(ReadTransaction tr, String name, int limit, Executor executor) {
     return AsyncUtil.collect(tr.getRange(queueRange(name), limit), executor)
         .thenApply(kvs -> {
           List<QueueEntry> out = new ArrayList<>(kvs.size());
@@ -387,28 +387,28 @@ public final class MutexSchema {
   }
 
   /** How many waiters are ahead of {@code ticket}; all of them when {@code ticket} is null. */
-  public CompletableFuture<Integer> countQueueBefore(ReadTransaction tr, String name, Versionstamp ticket, Executor executor) {
+  CompletableFuture<Integer> countQueueBefore(ReadTransaction tr, String name, Versionstamp ticket, Executor executor) {
     Range q = queueRange(name);
     byte[] end = ticket == null ? q.end : packQueueKey(name, ticket);
     return AsyncUtil.collect(tr.getRange(q.begin, end), executor).thenApply(List::size);
   }
 
-  public void dequeue(Transaction tr, String name, Waiter waiter) {
+  void dequeue(Transaction tr, String name, Waiter waiter) {
     dequeue(tr, name, waiter.toQueueEntry());
   }
 
-  public void dequeue(Transaction tr, String name, QueueEntry entry) {
+  void dequeue(Transaction tr, String name, QueueEntry entry) {
     tr.clear(packQueueKey(name, versionstamp(entry.ticket())));
     tr.clear(packQueuedKey(name, entry.owner()));
   }
 
   /** Logs a transition under this commit's versionstamp. */
-  public void appendEvent(Transaction tr, String name, EventRecord event) {
+  void appendEvent(Transaction tr, String name, EventRecord event) {
     tr.mutate(MutationType.SET_VERSIONSTAMPED_KEY, packEventKeyForTransition(name), packEventValue(event));
   }
 
   /** Clears the events committed more than {@code retentionVersions} before {@code readVersion}. */
-  public void trimEvents(Transaction tr, String name, long readVersion, long retentionVersions) {
+  void trimEvents(Transaction tr, String name, long readVersion, long retentionVersions) {
     long cutoff = readVersion - retentionVersions;
     if (cutoff <= 0) {
       return;
@@ -418,7 +418,7 @@ public final class MutexSchema {
   }
 
   /** Up to {@code limit} events with a sequence after {@code after} (all retained ones when null), oldest first. */
-  public CompletableFuture<List<LockEvent>> readEventsAfter(
+  CompletableFuture<List<LockEvent>> readEventsAfter(
       ReadTransaction tr, String name, FencingToken after, int limit, Executor executor) {
     Range r = eventRange(name);
     KeySelector begin = after == null
@@ -435,7 +435,7 @@ public final class MutexSchema {
   }
 
   /** Up to {@code limit} events with a sequence at or after {@code from}, oldest first. */
-  public CompletableFuture<List<LockEvent>> readEventsFrom(
+  CompletableFuture<List<LockEvent>> readEventsFrom(
       ReadTransaction tr, String name, FencingToken from, int limit, Executor executor) {
     Range r = eventRange(name);
     return AsyncUtil.collect(tr.getRange(KeySelector.firstGreaterOrEqual(packEventKey(name, from)),
@@ -444,7 +444,7 @@ public final class MutexSchema {
   }
 
   /** The newest retained event, or null when the log is empty. */
-  public CompletableFuture<LockEvent> readLatestEvent(ReadTransaction tr, String name, Executor executor) {
+  CompletableFuture<LockEvent> readLatestEvent(ReadTransaction tr, String name, Executor executor) {
     return AsyncUtil.collect(tr.getRange(eventRange(name), 1, true), executor)
         .thenApply(kvs -> kvs.isEmpty() ? null : unpackEvents(name, kvs).get(0));
   }
@@ -457,16 +457,16 @@ public final class MutexSchema {
     return out;
   }
 
-  public void markHeld(Transaction tr, String name) {
+  void markHeld(Transaction tr, String name) {
     tr.set(packHeldKey(name), packHeldValue());
   }
 
-  public void clearHeld(Transaction tr, String name) {
+  void clearHeld(Transaction tr, String name) {
     tr.clear(packHeldKey(name));
   }
 
   /** Up to {@code limit} names of held mutexes after {@code after} (from the first when null), in key order. */
-  public CompletableFuture<List<String>> readHeld(ReadTransaction tr, String after, int limit, Executor executor) {
+  CompletableFuture<List<String>> readHeld(ReadTransaction tr, String after, int limit, Executor executor) {
     Range r = heldRange();
     KeySelector begin = after == null
         ? KeySelector.firstGreaterOrEqual(r.begin)

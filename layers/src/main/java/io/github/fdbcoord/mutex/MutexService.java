@@ -7,6 +7,7 @@ import io.github.fdbcoord.api.MutexState;
 import com.apple.foundationdb.Database;
 import com.apple.foundationdb.directory.DirectoryLayer;
 import com.apple.foundationdb.subspace.Subspace;
+import com.apple.foundationdb.tuple.Versionstamp;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -22,6 +23,25 @@ import java.util.function.Consumer;
  * CLOSED or QUEUE_FULL; anything else is a storage error ({@code FDBException}, see {@code FdbErrors}).
  */
 public interface MutexService extends AutoCloseable {
+  /** Longest mutex, owner or host name accepted, in UTF-8 bytes; names are part of keys. */
+  int MAX_NAME_BYTES = 1024;
+
+  /**
+   * {@code value}, checked as a mutex, owner or host name (non-null, non-empty, at most
+   * {@link #MAX_NAME_BYTES} UTF-8 bytes); otherwise an {@link IllegalArgumentException} naming
+   * {@code what}. Lets a caller refuse a bad name before it calls the service.
+   */
+  static String checkName(String value, String what) {
+    return MutexSchema.checkName(value, what);
+  }
+
+  /**
+   * The versionstamp a fencing token or queue ticket was taken from (user version 0): the commit
+   * position at which the grant or the queue entry was made.
+   */
+  static Versionstamp versionstamp(FencingToken token) {
+    return MutexSchema.versionstamp(token);
+  }
 
   /** Opens (creating if needed) the directory {@link MutexOptions#directory()} and a service over it. */
   static CompletableFuture<MutexService> open(Database db, MutexOptions options) {
@@ -146,7 +166,7 @@ public interface MutexService extends AutoCloseable {
 
   /**
    * Stops the reaper, the watches and the heartbeats of this service's handles, and fails waiting
-   * acquires with {@link MutexClosedException}. Held mutexes are not released: their leases expire.
+   * acquires with a {@link MutexException} of kind CLOSED. Held mutexes are not released: their leases expire.
    */
   @Override
   void close();

@@ -12,14 +12,14 @@ public final class NotOwnerException extends MutexException {
   private final MutexOwner current;
 
   public NotOwnerException(String mutex, String caller, MutexOwner current) {
-    super(mutex, "'" + caller + "' does not own mutex '" + mutex + "': it is held by '" + current.owner()
+    super(Kind.NOT_OWNER, mutex, "'" + caller + "' does not own mutex '" + mutex + "': it is held by '" + current.owner()
         + "' under fencing token " + current.token());
     this.caller = caller;
     this.current = current;
   }
 
   public NotOwnerException(String mutex, String caller, FencingToken callerToken, MutexOwner current) {
-    super(mutex, "the grant " + callerToken + " of '" + caller + "' on mutex '" + mutex + "' has ended: it is held by '"
+    super(Kind.NOT_OWNER, mutex, "the grant " + callerToken + " of '" + caller + "' on mutex '" + mutex + "' has ended: it is held by '"
         + current.owner() + "' under fencing token " + current.token());
     this.caller = caller;
     this.current = current;
@@ -33,10 +33,5 @@ public final class NotOwnerException extends MutexException {
   /** The owner record at the time of the refusal. */
   public MutexOwner current() {
     return current;
-  }
-
-  @Override
-  public Kind kind() {
-    return Kind.NOT_OWNER;
   }
 }

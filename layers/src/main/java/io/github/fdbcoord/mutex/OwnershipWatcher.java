@@ -120,7 +120,7 @@ final class OwnershipWatcher {
         return null;
       }
       if (closed) {
-        return CompletableFuture.failedFuture(new MutexClosedException(name));
+        return CompletableFuture.failedFuture(MutexException.closed(name));
       }
       subscribers.add(s);
       wake();
@@ -161,7 +161,7 @@ final class OwnershipWatcher {
     }
     for (Subscriber s : ss) {
       s.active = false;
-      s.ready.completeExceptionally(new MutexClosedException(name));
+      s.ready.completeExceptionally(MutexException.closed(name));
     }
   }
 

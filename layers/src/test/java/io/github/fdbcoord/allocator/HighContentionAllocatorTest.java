@@ -54,7 +54,7 @@ class HighContentionAllocatorTest {
   void createDirectory() throws Exception {
     dir = DirectoryLayer.getDefault()
         .createOrOpen(db, List.of("test", UUID.randomUUID().toString())).get(10, TimeUnit.SECONDS);
-    service = AllocatorService.create(db, new AllocatorServiceOptions().setRoot(dir));
+    service = AllocatorService.create(db, AllocatorServiceOptions.builder().root(dir).build());
   }
 
   @AfterEach
@@ -108,7 +108,7 @@ class HighContentionAllocatorTest {
 
   @Test
   void twoServicesOnTheSameSubspaceNeverCollide() throws Exception {
-    AllocatorService other = AllocatorService.create(db, new AllocatorServiceOptions().setRoot(dir));
+    AllocatorService other = AllocatorService.create(db, AllocatorServiceOptions.builder().root(dir).build());
     HighContentionAllocator first = service.allocator("shared");
     HighContentionAllocator second = other.allocator("shared");
     AtomicInteger turn = new AtomicInteger();

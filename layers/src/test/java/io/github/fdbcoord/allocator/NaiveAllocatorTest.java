@@ -41,7 +41,7 @@ class NaiveAllocatorTest {
   void createDirectory() throws Exception {
     dir = DirectoryLayer.getDefault()
         .createOrOpen(db, List.of("test", UUID.randomUUID().toString())).get(10, TimeUnit.SECONDS);
-    service = AllocatorService.create(db, new AllocatorServiceOptions().setRoot(dir));
+    service = AllocatorService.create(db, AllocatorServiceOptions.builder().root(dir).build());
   }
 
   @AfterEach

@@ -41,8 +41,8 @@ public final class DirectoryCacheBenchmark {
           new Subspace(root));
       Subspace metadata = new Subspace(ByteArrayUtil.join(root, Tuple.from("meta").pack()));
       for (long cacheSize : new long[] {0, 10_000}) {
-        DirectoryService service = DirectoryService.create(db, new DirectoryServiceOptions()
-            .setDirectoryLayer(layer).setMetadata(metadata).setCacheSize(cacheSize));
+        DirectoryService service = DirectoryService.create(db, DirectoryServiceOptions.builder()
+            .directoryLayer(layer).metadata(metadata).cacheSize(cacheSize).build());
         service.createOrOpen(path).get(10, TimeUnit.SECONDS);
         for (int concurrency : new int[] {1, 16}) {
           LongAdder opens = new LongAdder();

@@ -54,9 +54,10 @@ class DirectoryServiceTest {
   void isolate() {
     root = Tuple.from("test", UUID.randomUUID().toString()).pack();
     layer = new DirectoryLayer(new Subspace(ByteArrayUtil.join(root, new byte[] {(byte) 0xfe})), new Subspace(root));
-    options = new DirectoryServiceOptions()
-        .setDirectoryLayer(layer)
-        .setMetadata(new Subspace(ByteArrayUtil.join(root, Tuple.from("meta").pack())));
+    options = DirectoryServiceOptions.builder()
+        .directoryLayer(layer)
+        .metadata(new Subspace(ByteArrayUtil.join(root, Tuple.from("meta").pack())))
+        .build();
     service = DirectoryService.create(db, options);
   }
 
@@ -349,8 +350,8 @@ class DirectoryServiceTest {
 
   @Test
   void cacheCanBeTurnedOff() throws Exception {
-    DirectoryService noCache = DirectoryService.create(db, new DirectoryServiceOptions()
-        .setDirectoryLayer(layer).setMetadata(options.getMetadata()).setCacheSize(0));
+    DirectoryService noCache = DirectoryService.create(db, DirectoryServiceOptions.builder()
+        .directoryLayer(layer).metadata(options.metadata()).cacheSize(0).build());
     DirectoryInfo d = await(noCache.create(List.of("nc")));
     assertEquals(d, await(noCache.open(List.of("nc"))));
     assertEquals(d, await(noCache.open(List.of("nc"))));
@@ -359,8 +360,8 @@ class DirectoryServiceTest {
 
   @Test
   void pathsAreRelativeToTheConfiguredRootPath() throws Exception {
-    DirectoryService rooted = DirectoryService.create(db, new DirectoryServiceOptions()
-        .setDirectoryLayer(layer).setMetadata(options.getMetadata()).setRootPath(List.of("svc", "dirs")));
+    DirectoryService rooted = DirectoryService.create(db, DirectoryServiceOptions.builder()
+        .directoryLayer(layer).metadata(options.metadata()).rootPath(List.of("svc", "dirs")).build());
     assertEquals(List.of(), await(rooted.list(List.of(), null, 10)).names(), "no root yet: nothing listed");
     DirectoryInfo a = await(rooted.create(List.of("a")));
     assertEquals(List.of("a"), a.path());
@@ -375,6 +376,6 @@ class DirectoryServiceTest {
     assertEquals(List.of("x"), noParent.path());
     assertEquals(List.of("b"), await(rooted.move(List.of("a"), List.of("b"))).path());
     assertTrue(await(service.exists(List.of("svc", "dirs", "b"))), "the unrooted service sees the full path");
-    assertThrows(DirectoryServiceException.class, () -> new DirectoryServiceOptions().setRootPath(Arrays.asList("ok", null)));
+    assertThrows(DirectoryServiceException.class, () -> DirectoryServiceOptions.builder().rootPath(Arrays.asList("ok", null)));
   }
 }

@@ -237,8 +237,8 @@ public final class CoordinationVerticle extends VerticleBase {
   private CompletableFuture<Layers> openLayers(Database db) {
     var exec = workers.executor();
     // One more than the largest page: DirectoryVerticle reads one extra name to leave out the root.
-    DirectoryService directories = DirectoryService.create(db, new DirectoryServiceOptions()
-        .setCacheSize(config.directoryCacheSize()).setMaxPageSize(config.maxPageSize() + 1).setExecutor(exec));
+    DirectoryService directories = DirectoryService.create(db, DirectoryServiceOptions.builder()
+        .cacheSize(config.directoryCacheSize()).maxPageSize(config.maxPageSize() + 1).executor(exec).build());
     InternerService interners = InternerService.create(db, InternerOptions.builder()
         .rootPath(child("interner")).maxBatchSize(config.maxBatchSize())
         .cacheMaxBytes(config.internerCacheMaxBytes()).executor(exec).build());
@@ -247,7 +247,7 @@ public final class CoordinationVerticle extends VerticleBase {
         .eventRetention(config.eventRetention()).maxQueueLength(config.maxQueueLength()).hostId(config.hostId())
         .executor(exec).build();
     return DirectoryLayer.getDefault().createOrOpen(db, child("allocator"))
-        .thenApplyAsync(dir -> AllocatorService.create(db, new AllocatorServiceOptions().setRoot(dir).setExecutor(exec)),
+        .thenApplyAsync(dir -> AllocatorService.create(db, AllocatorServiceOptions.builder().root(dir).executor(exec).build()),
             exec)
         .thenCombine(MutexService.open(db, mutexOptions),
             (allocators, mutexes) -> new Layers(directories, allocators, interners, mutexes));

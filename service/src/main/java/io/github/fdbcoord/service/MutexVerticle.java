@@ -8,7 +8,6 @@ import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.api.LockEvent;
 import io.github.fdbcoord.mutex.MutexException;
 import io.github.fdbcoord.api.MutexOwner;
-import io.github.fdbcoord.mutex.MutexSchema;
 import io.github.fdbcoord.mutex.MutexService;
 import io.github.fdbcoord.api.MutexState;
 import io.github.fdbcoord.mutex.MutexSubscription;
@@ -497,7 +496,7 @@ public final class MutexVerticle extends LayerVerticle {
 
   private static String check(String value, String field) {
     try {
-      return MutexSchema.checkName(value, field);
+      return MutexService.checkName(value, field);
     } catch (IllegalArgumentException e) {
       throw FailureCodes.badRequest(e.getMessage());
     }
@@ -542,7 +541,7 @@ public final class MutexVerticle extends LayerVerticle {
   static JsonObject state(MutexState s) {
     JsonArray queue = new JsonArray();
     for (QueueEntry q : s.queue()) {
-      queue.add(new JsonObject().put("owner", q.owner()).put("ticket", hex(MutexSchema.versionstamp(q.ticket()))));
+      queue.add(new JsonObject().put("owner", q.owner()).put("ticket", hex(MutexService.versionstamp(q.ticket()))));
     }
     return new JsonObject().put("name", s.name()).put("held", s.isHeld())
         .put("owner", s.owner().map(o -> owner(s.name(), o).copy()).map(j -> {

@@ -2,7 +2,7 @@ package io.github.fdbcoord.service;
 
 import io.github.fdbcoord.client.CoordinationClient;
 import io.github.fdbcoord.api.FencingToken;
-import io.github.fdbcoord.mutex.MutexSchema;
+import io.github.fdbcoord.mutex.MutexService;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.MessageConsumer;
@@ -102,7 +102,7 @@ final class WebSocketSession {
   private List<String> names(JsonObject msg, String field) {
     List<String> names = Requests.requiredStrings(msg, field, config.maxWebSocketSubscriptions());
     for (String n : names) {
-      MutexSchema.checkName(n, "mutex name");
+      MutexService.checkName(n, "mutex name");
     }
     return names;
   }

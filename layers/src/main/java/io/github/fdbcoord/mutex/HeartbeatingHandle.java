@@ -1,0 +1,120 @@
+package io.github.fdbcoord.mutex;
+
+import com.apple.foundationdb.tuple.Versionstamp;
+import io.github.fdbcoord.api.FencingToken;
+import io.github.fdbcoord.api.LockEvent;
+import io.github.fdbcoord.api.MutexOwner;
+
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A grant held through {@link MutexService#acquire}: heartbeats it every
+ * {@link MutexOptions#heartbeatInterval()} until released, closed with the service, or lost (a
+ * heartbeat refused: the reaper ended the grant).
+ */
+final class HeartbeatingHandle implements MutexHandle {
+  private final FdbMutexService service;
+  private final String name;
+  private final String owner;
+  private final FencingToken token;
+  private final Versionstamp ticket;
+  private final CompletableFuture<MutexException> lost = new CompletableFuture<>();
+  private volatile boolean released;
+  private volatile ScheduledFuture<?> next;
+
+  HeartbeatingHandle(FdbMutexService service, String name, String owner, FencingToken token, Versionstamp ticket) {
+    this.service = service;
+    this.name = name;
+    this.owner = owner;
+    this.token = token;
+    this.ticket = ticket;
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public String owner() {
+    return owner;
+  }
+
+  @Override
+  public FencingToken token() {
+    return token;
+  }
+
+  @Override
+  public Optional<Versionstamp> ticket() {
+    return Optional.ofNullable(ticket);
+  }
+
+  @Override
+  public boolean isHeld() {
+    return !released && !lost.isDone();
+  }
+
+  @Override
+  public CompletableFuture<LockEvent> release() {
+    released = true;
+    stopHeartbeats();
+    return service.release(name, owner, token);
+  }
+
+  @Override
+  public CompletableFuture<MutexOwner> heartbeat() {
+    return service.heartbeat(name, owner, token).whenComplete((r, e) -> {
+      if (e instanceof MutexException && !released) {
+        stopHeartbeats();
+        lost.complete((MutexException) e);
+      }
+    });
+  }
+
+  @Override
+  public CompletableFuture<MutexException> lost() {
+    return lost;
+  }
+
+  void startHeartbeats() {
+    service.track(this);
+    schedule();
+  }
+
+  private void schedule() {
+    if (released || lost.isDone() || service.isClosed()) {
+      service.untrack(this);
+      return;
+    }
+    try {
+      next = service.scheduler.schedule(this::beat, service.options().heartbeatInterval().toNanos(), TimeUnit.NANOSECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      service.untrack(this); // scheduler shut down with the service
+    }
+  }
+
+  private void beat() {
+    if (released || lost.isDone()) {
+      return;
+    }
+    // Transient storage errors are retried at the next interval; only a refusal ends the grant.
+    heartbeat().whenComplete((r, e) -> schedule());
+  }
+
+  void stopHeartbeats() {
+    ScheduledFuture<?> n = next;
+    if (n != null) {
+      n.cancel(false);
+    }
+    service.untrack(this);
+  }
+
+  @Override
+  public String toString() {
+    return "MutexHandle(" + name + ", " + owner + ", " + token + ")";
+  }
+}

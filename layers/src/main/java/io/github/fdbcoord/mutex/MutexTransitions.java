@@ -1,0 +1,88 @@
+package io.github.fdbcoord.mutex;
+
+import com.apple.foundationdb.Transaction;
+import io.github.fdbcoord.api.FencingToken;
+import io.github.fdbcoord.api.LockEvent;
+import io.github.fdbcoord.api.MutexOwner;
+import io.github.fdbcoord.mutex.MutexSchema.EventRecord;
+import io.github.fdbcoord.mutex.MutexSchema.Incarnation;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+
+/**
+ * The writes that change who owns a mutex, each inside the caller's transaction: a grant of a free
+ * mutex, the end of a grant (hand-off to the queue's head, or the mutex becoming free), with the
+ * lock event each appends. Shared by acquire, release, the reaper and the clean-up at open.
+ */
+final class MutexTransitions {
+  private final MutexSchema schema;
+  private final Executor executor;
+  private final Incarnation incarnation;
+  private final long retentionVersions;
+
+  MutexTransitions(MutexSchema schema, Executor executor, Incarnation incarnation, long retentionVersions) {
+    this.schema = schema;
+    this.executor = executor;
+    this.incarnation = incarnation;
+    this.retentionVersions = retentionVersions;
+  }
+
+  /** Grants a free mutex to {@code owner}. */
+  CompletableFuture<AfterCommit<LockEvent>> grantFree(Transaction tr, String name, String owner) {
+    return tr.getReadVersion().thenApply(readVersion -> {
+      schema.trimEvents(tr, name, readVersion, retentionVersions);
+      return grant(tr, name, owner, new EventRecord(LockEvent.Type.ACQUIRED, null, null, owner), incarnation);
+    });
+  }
+
+  /**
+   * Ends {@code current}'s grant (released by its owner, or expired): the head of the queue becomes
+   * owner in the same transaction, or the mutex becomes free when nobody waits. The queue head is
+   * read with conflict, so an enqueue committed meanwhile is never stranded behind a free mutex.
+   */
+  CompletableFuture<AfterCommit<LockEvent>> endGrant(Transaction tr, String name, MutexOwner current, boolean released) {
+    return schema.readQueueHead(tr, name, executor).thenCombine(tr.getReadVersion(), (head, readVersion) -> {
+      schema.trimEvents(tr, name, readVersion, retentionVersions);
+      if (head == null) {
+        LockEvent.Type type = released ? LockEvent.Type.RELEASED : LockEvent.Type.EXPIRED;
+        return free(tr, name, new EventRecord(type, current.owner(), current.token(), null));
+      }
+      schema.dequeue(tr, name, head);
+      LockEvent.Type type = released ? LockEvent.Type.HANDED_OFF : LockEvent.Type.EXPIRED;
+      // The new owner is kept alive through the same host as its queue entry was.
+      return grant(tr, name, head.owner(), new EventRecord(type, current.owner(), current.token(), head.owner()), head.via());
+    });
+  }
+
+  private AfterCommit<LockEvent> grant(Transaction tr, String name, String owner, EventRecord event, Incarnation via) {
+    schema.grantOwner(tr, name, owner, via);
+    schema.touchGeneration(tr, name);
+    schema.appendEvent(tr, name, event);
+    schema.markHeld(tr, name);
+    return AfterCommit.stamped(tr.getVersionstamp(), vs -> event.toEvent(name, FencingToken.of(vs)));
+  }
+
+  private AfterCommit<LockEvent> free(Transaction tr, String name, EventRecord event) {
+    schema.clearOwner(tr, name);
+    schema.touchGeneration(tr, name);
+    schema.appendEvent(tr, name, event);
+    schema.clearHeld(tr, name);
+    return AfterCommit.stamped(tr.getVersionstamp(), vs -> event.toEvent(name, FencingToken.of(vs)));
+  }
+
+  static boolean isGrant(MutexOwner current, String owner, FencingToken token) {
+    return current != null && current.owner().equals(owner) && (token == null || token.equals(current.token()));
+  }
+
+  /** Why {@code caller} may not release or heartbeat the mutex whose owner record is {@code current}. */
+  static MutexException refusal(String name, String caller, FencingToken token, MutexOwner current) {
+    if (current == null) {
+      return new MutexNotHeldException(name, caller);
+    }
+    if (token != null && current.owner().equals(caller)) {
+      return new NotOwnerException(name, caller, token, current);
+    }
+    return new NotOwnerException(name, caller, current);
+  }
+}
