@@ -37,7 +37,7 @@ final class AllocatorSchema {
   private final Subspace reservations;
   private final byte[] naiveCounterKey;
 
-  public AllocatorSchema(Subspace subspace) {
+  AllocatorSchema(Subspace subspace) {
     Objects.requireNonNull(subspace, "subspace");
     this.counters = subspace.get(COUNTERS);
     this.reservations = subspace.get(RESERVATIONS);
@@ -46,20 +46,20 @@ final class AllocatorSchema {
 
   // ---- keys and values -------------------------------------------------------------------
 
-  public byte[] packCounterKey(long windowStart) {
+  byte[] packCounterKey(long windowStart) {
     return counters.pack(windowStart);
   }
 
-  public long unpackCounterKey(byte[] key) {
+  long unpackCounterKey(byte[] key) {
     return counters.unpack(key).getLong(0);
   }
 
-  public static byte[] packCounterValue(long count) {
+  static byte[] packCounterValue(long count) {
     return ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(count).array();
   }
 
   /** The count stored in a counter value; an absent value counts as 0. */
-  public static long unpackCounterValue(byte[] value) {
+  static long unpackCounterValue(byte[] value) {
     if (value == null) {
       return 0;
     }
@@ -69,24 +69,24 @@ final class AllocatorSchema {
     return ByteBuffer.wrap(value).order(ByteOrder.LITTLE_ENDIAN).getLong();
   }
 
-  public byte[] packReservationKey(long candidate) {
+  byte[] packReservationKey(long candidate) {
     return reservations.pack(candidate);
   }
 
-  public long unpackReservationKey(byte[] key) {
+  long unpackReservationKey(byte[] key) {
     return reservations.unpack(key).getLong(0);
   }
 
-  public static byte[] packReservationValue() {
+  static byte[] packReservationValue() {
     return EMPTY;
   }
 
   /** Whether a stored reservation value marks the candidate as taken (any present value does). */
-  public static boolean unpackReservationValue(byte[] value) {
+  static boolean unpackReservationValue(byte[] value) {
     return value != null;
   }
 
-  public byte[] naiveCounterKey() {
+  byte[] naiveCounterKey() {
     return naiveCounterKey.clone();
   }
 
@@ -95,7 +95,7 @@ final class AllocatorSchema {
    * minimal big-endian encoding, then that encoding ({@code 0 -> 01 00}, {@code 300 -> 02 01 2c}).
    * The leading length keeps prefixes of different lengths from being prefixes of each other.
    */
-  public static byte[] packPrefix(long value) {
+  static byte[] packPrefix(long value) {
     if (value < 0) {
       throw new IllegalArgumentException("allocated values are never negative, got " + value);
     }
@@ -109,7 +109,7 @@ final class AllocatorSchema {
   }
 
   /** The value behind a {@link #packPrefix compact prefix}. */
-  public static long unpackPrefix(byte[] prefix) {
+  static long unpackPrefix(byte[] prefix) {
     Objects.requireNonNull(prefix, "prefix");
     if (prefix.length < 2 || prefix[0] != prefix.length - 1 || prefix[0] > 8) {
       throw new IllegalArgumentException("not a compact allocator prefix: length byte does not match "
@@ -126,7 +126,7 @@ final class AllocatorSchema {
   }
 
   /** Seed 000's window sizes: small windows while values are small, so prefixes stay short. */
-  public static long windowSize(long windowStart) {
+  static long windowSize(long windowStart) {
     if (windowStart < 255) {
       return 64;
     }
@@ -139,7 +139,7 @@ final class AllocatorSchema {
   // ---- queries ---------------------------------------------------------------------------
 
   /** Start of the newest window, 0 when none exists. Pass a snapshot: no read conflict wanted. */
-  public CompletableFuture<Long> latestWindowStart(ReadTransaction snapshot) {
+  CompletableFuture<Long> latestWindowStart(ReadTransaction snapshot) {
     return snapshot.getRange(counters.range(), 1, true).asList()
         .thenApply(this::startOf);
   }
@@ -149,12 +149,12 @@ final class AllocatorSchema {
   }
 
   /** Claims one slot in the window: an atomic add, so concurrent claimers do not conflict. */
-  public void incrementWindowCount(Transaction tr, long windowStart) {
+  void incrementWindowCount(Transaction tr, long windowStart) {
     tr.mutate(MutationType.ADD, packCounterKey(windowStart), ONE);
   }
 
   /** The window's claimed count, this transaction's own increment included, without a read conflict. */
-  public CompletableFuture<Long> windowCount(Transaction tr, long windowStart) {
+  CompletableFuture<Long> windowCount(Transaction tr, long windowStart) {
     return tr.snapshot().get(packCounterKey(windowStart))
         .thenApply(AllocatorSchema::unpackCounterValue);
   }
@@ -164,34 +164,34 @@ final class AllocatorSchema {
    * reservations are cleared without a write conflict: a transaction still working in the old
    * window reads a snapshot that predates this clear, and conflicts only on its own candidate.
    */
-  public void clearWindowsBefore(Transaction tr, long windowStart) {
+  void clearWindowsBefore(Transaction tr, long windowStart) {
     tr.clear(new Range(counters.range().begin, packCounterKey(windowStart)));
     tr.options().setNextWriteNoWriteConflictRange();
     tr.clear(new Range(reservations.range().begin, packReservationKey(windowStart)));
   }
 
   /** Whether {@code candidate} is taken; a conflicting read, so a concurrent claim of it aborts us. */
-  public CompletableFuture<Boolean> isReserved(Transaction tr, long candidate) {
+  CompletableFuture<Boolean> isReserved(Transaction tr, long candidate) {
     return tr.get(packReservationKey(candidate)).thenApply(AllocatorSchema::unpackReservationValue);
   }
 
   /** Writes the reservation of {@code candidate} without a write conflict (added later, if we keep it). */
-  public void reserveWithoutConflict(Transaction tr, long candidate) {
+  void reserveWithoutConflict(Transaction tr, long candidate) {
     tr.options().setNextWriteNoWriteConflictRange();
     tr.set(packReservationKey(candidate), packReservationValue());
   }
 
   /** Makes the reservation of {@code candidate} conflict with every concurrent reader of it. */
-  public void addReservationConflict(Transaction tr, long candidate) {
+  void addReservationConflict(Transaction tr, long candidate) {
     tr.addWriteConflictKey(packReservationKey(candidate));
   }
 
   /** The naive counter's current value (0 when absent), read with a conflict. */
-  public CompletableFuture<Long> naiveCounter(Transaction tr) {
+  CompletableFuture<Long> naiveCounter(Transaction tr) {
     return tr.get(naiveCounterKey).thenApply(AllocatorSchema::unpackCounterValue);
   }
 
-  public void setNaiveCounter(Transaction tr, long value) {
+  void setNaiveCounter(Transaction tr, long value) {
     tr.set(naiveCounterKey, packCounterValue(value));
   }
 }

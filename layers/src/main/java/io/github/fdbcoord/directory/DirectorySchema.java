@@ -41,12 +41,12 @@ final class DirectorySchema {
   private final byte[] versionKey;
   private final List<String> rootPath;
 
-  public DirectorySchema(DirectoryLayer layer, Subspace metadata) {
+  DirectorySchema(DirectoryLayer layer, Subspace metadata) {
     this(layer, metadata, List.of());
   }
 
   /** A schema whose paths are relative to {@code rootPath} in {@code layer}'s tree. */
-  public DirectorySchema(DirectoryLayer layer, Subspace metadata, List<String> rootPath) {
+  DirectorySchema(DirectoryLayer layer, Subspace metadata, List<String> rootPath) {
     this.layer = Objects.requireNonNull(layer, "layer");
     this.versionKey = Objects.requireNonNull(metadata, "metadata").pack(Tuple.from("version"));
     this.rootPath = List.copyOf(rootPath);
@@ -54,17 +54,17 @@ final class DirectorySchema {
 
   // ---- keys and values -------------------------------------------------------------------
 
-  public byte[] versionKey() {
+  byte[] versionKey() {
     return versionKey.clone();
   }
 
   /** Operand of SET_VERSIONSTAMPED_VALUE that stores the committing transaction's versionstamp. */
-  public static byte[] packVersionBump() {
+  static byte[] packVersionBump() {
     return Versionstamps.rawValue(new byte[0]);
   }
 
   /** The stored tree version; {@link #NO_VERSION} (empty) when the key is absent. */
-  public static byte[] unpackVersion(byte[] value) {
+  static byte[] unpackVersion(byte[] value) {
     if (value == null) {
       return NO_VERSION;
     }
@@ -76,16 +76,16 @@ final class DirectorySchema {
   }
 
   /** A layer tag as the directory layer stores it: UTF-8, empty for none. */
-  public static byte[] packLayer(String layerTag) {
+  static byte[] packLayer(String layerTag) {
     return layerTag == null ? new byte[0] : layerTag.getBytes(StandardCharsets.UTF_8);
   }
 
-  public static String unpackLayer(byte[] stored) {
+  static String unpackLayer(byte[] stored) {
     return stored == null ? "" : new String(stored, StandardCharsets.UTF_8);
   }
 
   /** The directory layer's (absolute) path for a service path, which is relative to the root path. */
-  public List<String> packPath(List<String> relative) {
+  List<String> packPath(List<String> relative) {
     if (rootPath.isEmpty()) {
       return relative;
     }
@@ -96,7 +96,7 @@ final class DirectorySchema {
   }
 
   /** The service path of a directory layer path; a path outside the root (never expected) is kept whole. */
-  public List<String> unpackPath(List<String> absolute) {
+  List<String> unpackPath(List<String> absolute) {
     if (absolute == null || rootPath.isEmpty()) {
       return absolute;
     }
@@ -107,7 +107,7 @@ final class DirectorySchema {
   }
 
   /** What a DirectoryLayer answer says about a directory, with a partition's prefix recovered. */
-  public DirectoryInfo unpackDirectory(DirectorySubspace subspace) {
+  DirectoryInfo unpackDirectory(DirectorySubspace subspace) {
     byte[] layerTag = subspace.getLayer();
     boolean partition = DirectoryInfo.PARTITION_LAYER.equals(unpackLayer(layerTag));
     byte[] prefix = partition ? partitionPrefix(subspace) : subspace.getKey();
@@ -145,7 +145,7 @@ final class DirectorySchema {
    * One page of {@code names}: those strictly after {@code startAfter} (null: from the start) in
    * the directory layer's order (UTF-8 bytes, unsigned), at most {@code limit} of them.
    */
-  public static DirectoryPage page(List<String> names, String startAfter, int limit) {
+  static DirectoryPage page(List<String> names, String startAfter, int limit) {
     byte[] after = startAfter == null ? null : startAfter.getBytes(StandardCharsets.UTF_8);
     List<byte[]> sorted = new ArrayList<>(names.size());
     for (String n : names) {
@@ -175,7 +175,7 @@ final class DirectorySchema {
    * Completes with null when this very transaction changed the tree: its version is then unknown
    * until commit (FoundationDB refuses the read with 1036), and nothing it reads may be cached.
    */
-  public CompletableFuture<byte[]> readVersion(ReadTransaction tr) {
+  CompletableFuture<byte[]> readVersion(ReadTransaction tr) {
     return tr.get(versionKey)
         .handle(DirectorySchema::versionOrDirty);
   }
@@ -191,38 +191,38 @@ final class DirectorySchema {
   }
 
   /** Marks the tree as changed by this transaction: every cached answer of every service expires. */
-  public void bumpVersion(Transaction tr) {
+  void bumpVersion(Transaction tr) {
     tr.mutate(MutationType.SET_VERSIONSTAMPED_VALUE, versionKey, packVersionBump());
   }
 
   // ---- queries on the directory layer ----------------------------------------------------
 
-  public CompletableFuture<DirectoryInfo> open(ReadTransaction tr, List<String> path, byte[] layerTag) {
+  CompletableFuture<DirectoryInfo> open(ReadTransaction tr, List<String> path, byte[] layerTag) {
     return layer.open(tr, packPath(path), layerTag).thenApply(this::unpackDirectory);
   }
 
-  public CompletableFuture<DirectoryInfo> create(Transaction tr, List<String> path, byte[] layerTag) {
+  CompletableFuture<DirectoryInfo> create(Transaction tr, List<String> path, byte[] layerTag) {
     return layer.create(tr, packPath(path), layerTag).thenApply(this::unpackDirectory);
   }
 
-  public CompletableFuture<DirectoryInfo> move(Transaction tr, List<String> from, List<String> to) {
+  CompletableFuture<DirectoryInfo> move(Transaction tr, List<String> from, List<String> to) {
     return layer.move(tr, packPath(from), packPath(to)).thenApply(this::unpackDirectory);
   }
 
-  public CompletableFuture<Void> remove(Transaction tr, List<String> path) {
+  CompletableFuture<Void> remove(Transaction tr, List<String> path) {
     return layer.remove(tr, packPath(path));
   }
 
-  public CompletableFuture<Boolean> removeIfExists(Transaction tr, List<String> path) {
+  CompletableFuture<Boolean> removeIfExists(Transaction tr, List<String> path) {
     return layer.removeIfExists(tr, packPath(path));
   }
 
   /** Names under {@code path}; the empty path lists the root path's children. */
-  public CompletableFuture<List<String>> listNames(ReadTransaction tr, List<String> path) {
+  CompletableFuture<List<String>> listNames(ReadTransaction tr, List<String> path) {
     return layer.list(tr, packPath(path));
   }
 
-  public CompletableFuture<Boolean> exists(ReadTransaction tr, List<String> path) {
+  CompletableFuture<Boolean> exists(ReadTransaction tr, List<String> path) {
     return layer.exists(tr, packPath(path));
   }
 

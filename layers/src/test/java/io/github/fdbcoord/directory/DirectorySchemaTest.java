@@ -107,4 +107,16 @@ class DirectorySchemaTest {
     info.prefix()[1] = 9;
     assertArrayEquals(new byte[] {1, 2}, info.prefix());
   }
+
+  @Test
+  void servicePathRoundTripsThroughTheRootPath() {
+    DirectorySchema rooted = new DirectorySchema(DirectoryLayer.getDefault(), metadata, List.of("svc", "dirs"));
+    for (List<String> path : List.of(List.<String>of(), List.of("a"), List.of("a", "b", "\u00e9t\u00e9"))) {
+      List<String> absolute = rooted.packPath(path);
+      assertEquals(List.of("svc", "dirs"), absolute.subList(0, 2));
+      assertEquals(path, rooted.unpackPath(absolute));
+      assertEquals(path, schema.unpackPath(schema.packPath(path)), "the empty root leaves paths as they are");
+    }
+    assertEquals(List.of("elsewhere"), rooted.unpackPath(List.of("elsewhere")), "a path outside the root is kept whole");
+  }
 }

@@ -378,4 +378,16 @@ class DirectoryServiceTest {
     assertTrue(await(service.exists(List.of("svc", "dirs", "b"))), "the unrooted service sees the full path");
     assertThrows(DirectoryServiceException.class, () -> DirectoryServiceOptions.builder().rootPath(Arrays.asList("ok", null)));
   }
+
+  @Test
+  void optionsAreImmutableAndARefusalNamesTheFieldAndTheBound() {
+    DirectoryServiceOptions.Builder builder = DirectoryServiceOptions.builder().cacheSize(5);
+    DirectoryServiceOptions built = builder.build();
+    builder.cacheSize(7);
+    assertEquals(5, built.cacheSize(), "a built options object does not follow its builder");
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> builder.maxPageSize(0));
+    assertEquals("maxPageSize must be at least 1, got 0", e.getMessage());
+    e = assertThrows(IllegalArgumentException.class, () -> builder.cacheSize(-1));
+    assertEquals("cacheSize must be at least 0, got -1", e.getMessage());
+  }
 }

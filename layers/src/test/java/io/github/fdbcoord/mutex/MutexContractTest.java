@@ -81,6 +81,13 @@ class MutexContractTest extends MutexTestSupport {
   }
 
   @Test
+  void theDefaultDirectoryIsTheOneTheServiceAndTheClusterManagerUse() {
+    // ["fdbcoord", "mutex"]: what CoordinationVerticle (rootDirectory + "mutex") and
+    // FdbClusterManagerOptions.DEFAULT_LOCK_DIRECTORY open, so default services see each other's locks.
+    assertEquals(List.of("fdbcoord", "mutex"), MutexOptions.defaults().directory());
+  }
+
+  @Test
   void aHeartbeatIntervalAsLongAsTheLeaseIsRefused() {
     assertThrows(IllegalArgumentException.class,
         () -> MutexOptions.builder().lease(Duration.ofSeconds(2)).heartbeatInterval(Duration.ofSeconds(2)).build());
