@@ -1,4 +1,4 @@
-package io.github.fdbcoord.cluster;
+package io.github.fdbcoord.cluster.impl;
 
 import com.apple.foundationdb.KeyValue;
 import io.vertx.core.VertxException;
@@ -18,36 +18,36 @@ import java.util.concurrent.TimeoutException;
  * executor and waits for it (at most {@link #TIMEOUT_SECONDS} s, then fails with a
  * {@link VertxException}). Iteration works on a snapshot read in one transaction.
  */
-final class FdbSyncMap<K, V> extends AbstractMap<K, V> {
+public final class FdbSyncMap<K, V> extends AbstractMap<K, V> {
   static final long TIMEOUT_SECONDS = 30;
 
-  private final FdbClusterManager manager;
+  private final ClusterStore store;
   private final ClusterSchema schema;
   private final String name;
 
-  FdbSyncMap(FdbClusterManager manager, String name) {
-    this.manager = manager;
-    this.schema = manager.schema();
+  public FdbSyncMap(ClusterStore store, String name) {
+    this.store = store;
+    this.schema = store.schema();
     this.name = name;
   }
 
   @Override
   public V get(Object k) {
     byte[] key = ClusterValues.encode(k);
-    return await(manager.read(tr -> schema.readSyncValue(tr, name, key)).thenApply(ClusterValues::<V>decode));
+    return await(store.read(tr -> schema.readSyncValue(tr, name, key)).thenApply(ClusterValues::<V>decode));
   }
 
   @Override
   public boolean containsKey(Object k) {
     byte[] key = ClusterValues.encode(k);
-    return await(manager.read(tr -> schema.readSyncValue(tr, name, key)).thenApply(v -> v != null));
+    return await(store.read(tr -> schema.readSyncValue(tr, name, key)).thenApply(v -> v != null));
   }
 
   @Override
   public V put(K k, V v) {
     byte[] key = ClusterValues.encode(k);
     byte[] value = ClusterValues.encode(v);
-    return await(manager.run(tr -> schema.readSyncValue(tr, name, key).thenApply(old -> {
+    return await(store.run(tr -> schema.readSyncValue(tr, name, key).thenApply(old -> {
       schema.writeSyncValue(tr, name, key, value);
       return ClusterValues.<V>decode(old);
     })));
@@ -57,7 +57,7 @@ final class FdbSyncMap<K, V> extends AbstractMap<K, V> {
   public V putIfAbsent(K k, V v) {
     byte[] key = ClusterValues.encode(k);
     byte[] value = ClusterValues.encode(v);
-    return await(manager.run(tr -> schema.readSyncValue(tr, name, key).thenApply(old -> {
+    return await(store.run(tr -> schema.readSyncValue(tr, name, key).thenApply(old -> {
       if (old == null) {
         schema.writeSyncValue(tr, name, key, value);
       }
@@ -68,7 +68,7 @@ final class FdbSyncMap<K, V> extends AbstractMap<K, V> {
   @Override
   public V remove(Object k) {
     byte[] key = ClusterValues.encode(k);
-    return await(manager.run(tr -> schema.readSyncValue(tr, name, key).thenApply(old -> {
+    return await(store.run(tr -> schema.readSyncValue(tr, name, key).thenApply(old -> {
       if (old != null) {
         schema.clearSyncValue(tr, name, key);
       }
@@ -78,7 +78,7 @@ final class FdbSyncMap<K, V> extends AbstractMap<K, V> {
 
   @Override
   public void clear() {
-    await(manager.run(tr -> {
+    await(store.run(tr -> {
       schema.clearSyncMap(tr, name);
       return CompletableFuture.completedFuture(null);
     }));
@@ -95,7 +95,7 @@ final class FdbSyncMap<K, V> extends AbstractMap<K, V> {
   }
 
   private Map<K, V> snapshot() {
-    return await(manager.read(tr -> schema.readSyncEntries(tr, name)).thenApply(kvs -> {
+    return await(store.read(tr -> schema.readSyncEntries(tr, name)).thenApply(kvs -> {
       Map<K, V> out = new LinkedHashMap<>();
       for (KeyValue kv : kvs) {
         out.put(ClusterValues.decode(schema.unpackSyncKey(name, kv.getKey())), ClusterValues.decode(kv.getValue()));
@@ -111,7 +111,7 @@ final class FdbSyncMap<K, V> extends AbstractMap<K, V> {
       Thread.currentThread().interrupt();
       throw new VertxException("interrupted while waiting for the store", e);
     } catch (ExecutionException e) {
-      throw new VertxException("sync map operation failed: " + FdbClusterManager.unwrap(e.getCause()), e.getCause());
+      throw new VertxException("sync map operation failed: " + ClusterStore.unwrap(e.getCause()), e.getCause());
     } catch (TimeoutException e) {
       throw new VertxException("sync map operation got no answer from the store within " + TIMEOUT_SECONDS + " s", e);
     }
