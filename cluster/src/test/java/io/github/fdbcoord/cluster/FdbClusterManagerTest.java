@@ -525,12 +525,4 @@ class FdbClusterManagerTest {
     assertTrue(calls.get() > 0);
     assertEquals(List.of(), eventLoopCalls);
   }
-
-  @Test
-  void managerIsFoundThroughTheServiceLoader() {
-    List<String> found = new ArrayList<>();
-    java.util.ServiceLoader.load(io.vertx.core.spi.cluster.ClusterManager.class)
-        .stream().forEach(p -> found.add(p.type().getName()));
-    assertTrue(found.contains(FdbClusterManager.class.getName()), "service loader found " + found);
-  }
 }
