@@ -23,6 +23,7 @@ public final class FdbAsyncMap<K, V> implements AsyncMap<K, V> {
   private final ClusterSchema schema;
   private final String name;
 
+  /** The async map {@code name} of the cluster on {@code store}. */
   public FdbAsyncMap(ClusterStore store, String name) {
     this.store = store;
     this.schema = store.schema();

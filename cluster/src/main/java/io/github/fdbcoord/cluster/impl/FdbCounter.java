@@ -12,6 +12,7 @@ public final class FdbCounter implements Counter {
   private final ClusterStore store;
   private final String name;
 
+  /** The counter {@code name} of the cluster on {@code store}. */
   public FdbCounter(ClusterStore store, String name) {
     this.store = store;
     this.name = name;

@@ -25,6 +25,7 @@ public final class FdbSyncMap<K, V> extends AbstractMap<K, V> {
   private final ClusterSchema schema;
   private final String name;
 
+  /** The sync map {@code name} of the cluster on {@code store}. */
   public FdbSyncMap(ClusterStore store, String name) {
     this.store = store;
     this.schema = store.schema();
