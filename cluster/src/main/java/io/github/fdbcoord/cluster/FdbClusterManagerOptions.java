@@ -10,19 +10,23 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 
 /**
- * How an {@link FdbClusterManager} reaches its store and how it keeps its membership.
+ * How an {@link FdbClusterManager} reaches its store and how it keeps its membership. Immutable;
+ * build with {@link #builder()} or read the JSON form with {@link #FdbClusterManagerOptions(JsonObject)}.
  *
- * <p>The store is one of: a {@link Database} handed in ({@link #setDatabase}, not closed by the
+ * <p>The store is one of: a {@link Database} handed in ({@link Builder#database}, not closed by the
  * manager; the way to share one embedded database between several nodes of one JVM), the embedded
  * engine in memory or on a data directory, or a real FoundationDB cluster named by a cluster file.
  * The last two are opened through {@code io.github.fdbcoord.store.Store} and closed when the node leaves.
+ * Only a FoundationDB cluster (or a database handed in to several nodes of one JVM) lets other nodes join.
  *
  * <p>Defaults: embedded in memory, cluster directory {@code ["fdbcoord", "cluster"]}, lock (mutex)
  * directory {@code ["fdbcoord", "mutex"]} (the coordination service's mutex root with its default
- * {@code rootDirectory}, so SharedData locks are ordinary mutexes of the service), node lease 10 s, heartbeat every 2 s, reaper every 1 s,
- * membership and registration logs kept 60 s, store operations time out after 30 s.
+ * {@code rootDirectory}, so SharedData locks are ordinary mutexes of the service), node lease 10 s,
+ * heartbeat every 2 s, reaper every 1 s, membership and registration logs kept 60 s, store
+ * operations time out after 30 s.
  *
  * <p>JSON form ({@link #FdbClusterManagerOptions(JsonObject)}, {@link #toJson()}):
  * <pre>
@@ -32,86 +36,114 @@ import java.util.Objects;
  *   "logRetentionMillis": 60000, "operationTimeoutMillis": 30000 }
  * </pre>
  */
-public class FdbClusterManagerOptions {
+public final class FdbClusterManagerOptions {
   /** Beside the coordination service's layers (its {@code rootDirectory} is {@code ["fdbcoord"]} by default). */
   public static final List<String> DEFAULT_DIRECTORY = List.of("fdbcoord", "cluster");
   /** The coordination service's mutex root ({@code rootDirectory + ["mutex"]} with its default root). */
   public static final List<String> DEFAULT_LOCK_DIRECTORY = List.of("fdbcoord", "mutex");
 
-  private Database database;
-  private StoreOptions storeOptions = StoreOptions.embeddedInMemory();
-  private List<String> directory = DEFAULT_DIRECTORY;
-  private List<String> lockDirectory = DEFAULT_LOCK_DIRECTORY;
-  private Duration nodeLease = Duration.ofSeconds(10);
-  private Duration heartbeatInterval = Duration.ofSeconds(2);
-  private Duration reaperInterval = Duration.ofSeconds(1);
-  private Duration logRetention = Duration.ofSeconds(60);
-  private Duration operationTimeout = Duration.ofSeconds(30);
+  private static final Set<String> KEYS = Set.of("store", "dataDirectory", "clusterFile", "directory", "lockDirectory",
+      "nodeLeaseMillis", "heartbeatIntervalMillis", "reaperIntervalMillis", "logRetentionMillis", "operationTimeoutMillis");
 
-  public FdbClusterManagerOptions() {}
+  private final Database database;
+  private final StoreOptions storeOptions;
+  private final List<String> directory;
+  private final List<String> lockDirectory;
+  private final Duration nodeLease;
+  private final Duration heartbeatInterval;
+  private final Duration reaperInterval;
+  private final Duration logRetention;
+  private final Duration operationTimeout;
 
-  public FdbClusterManagerOptions(FdbClusterManagerOptions other) {
-    this.database = other.database;
-    this.storeOptions = other.storeOptions;
-    this.directory = other.directory;
-    this.lockDirectory = other.lockDirectory;
-    this.nodeLease = other.nodeLease;
-    this.heartbeatInterval = other.heartbeatInterval;
-    this.reaperInterval = other.reaperInterval;
-    this.logRetention = other.logRetention;
-    this.operationTimeout = other.operationTimeout;
+  private FdbClusterManagerOptions(Builder b) {
+    this.database = b.database;
+    this.storeOptions = b.storeOptions;
+    this.directory = b.directory;
+    this.lockDirectory = b.lockDirectory;
+    this.nodeLease = b.nodeLease;
+    this.heartbeatInterval = b.heartbeatInterval;
+    this.reaperInterval = b.reaperInterval;
+    this.logRetention = b.logRetention;
+    this.operationTimeout = b.operationTimeout;
   }
 
   /**
-   * Reads the JSON form. Unknown keys are refused, so a misspelt option is an error rather than
-   * a silent default.
+   * Reads the JSON form; absent keys keep their defaults. Unknown keys are refused, so a misspelt
+   * option is an error rather than a silent default.
    *
-   * @throws IllegalArgumentException naming the offending key
+   * @throws IllegalArgumentException naming the offending key and what it must be
    */
   public FdbClusterManagerOptions(JsonObject json) {
+    this(fromJson(json));
+  }
+
+  private static Builder fromJson(JsonObject json) {
     for (String key : json.fieldNames()) {
-      switch (key) {
-        case "store": case "dataDirectory": case "clusterFile": case "directory": case "lockDirectory":
-        case "nodeLeaseMillis": case "heartbeatIntervalMillis": case "reaperIntervalMillis": case "logRetentionMillis": case "operationTimeoutMillis":
-          break;
-        default:
-          throw new IllegalArgumentException("unknown cluster manager option '" + key + "'");
+      if (!KEYS.contains(key)) {
+        throw new IllegalArgumentException("unknown cluster manager option '" + key + "' (known: " + new java.util.TreeSet<>(KEYS) + ")");
       }
     }
+    Builder b = builder();
     String store = string(json, "store", "embedded");
     switch (store) {
-      case "embedded":
+      case "embedded" -> {
         String dir = string(json, "dataDirectory", null);
-        storeOptions = dir == null ? StoreOptions.embeddedInMemory() : StoreOptions.embedded(Path.of(dir));
-        break;
-      case "cluster":
+        b.storeOptions(dir == null ? StoreOptions.embeddedInMemory() : StoreOptions.embedded(Path.of(dir)));
+      }
+      case "cluster" -> {
         String file = string(json, "clusterFile", null);
-        storeOptions = StoreOptions.cluster(file == null ? null : Path.of(file));
-        break;
-      default:
-        throw new IllegalArgumentException("store must be \"embedded\" or \"cluster\", got \"" + store + "\"");
+        b.storeOptions(StoreOptions.cluster(file == null ? null : Path.of(file)));
+      }
+      default -> throw new IllegalArgumentException("store must be \"embedded\" or \"cluster\", got \"" + store + "\"");
     }
     if (json.containsKey("directory")) {
-      setDirectory(path(json, "directory"));
+      b.directory(path(json, "directory"));
     }
     if (json.containsKey("lockDirectory")) {
-      setLockDirectory(path(json, "lockDirectory"));
+      b.lockDirectory(path(json, "lockDirectory"));
     }
     if (json.containsKey("nodeLeaseMillis")) {
-      setNodeLease(Duration.ofMillis(millis(json, "nodeLeaseMillis")));
+      b.nodeLease(millis(json, "nodeLeaseMillis"));
     }
     if (json.containsKey("heartbeatIntervalMillis")) {
-      setHeartbeatInterval(Duration.ofMillis(millis(json, "heartbeatIntervalMillis")));
+      b.heartbeatInterval(millis(json, "heartbeatIntervalMillis"));
     }
     if (json.containsKey("reaperIntervalMillis")) {
-      setReaperInterval(Duration.ofMillis(millis(json, "reaperIntervalMillis")));
+      b.reaperInterval(millis(json, "reaperIntervalMillis"));
     }
     if (json.containsKey("logRetentionMillis")) {
-      setLogRetention(Duration.ofMillis(millis(json, "logRetentionMillis")));
+      b.logRetention(millis(json, "logRetentionMillis"));
     }
     if (json.containsKey("operationTimeoutMillis")) {
-      setOperationTimeout(Duration.ofMillis(millis(json, "operationTimeoutMillis")));
+      b.operationTimeout(millis(json, "operationTimeoutMillis"));
     }
+    b.validate();
+    return b;
+  }
+
+  /** A builder with the defaults. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** The defaults: embedded in memory (a cluster of this JVM alone). */
+  public static FdbClusterManagerOptions defaults() {
+    return builder().build();
+  }
+
+  /** A builder starting from these options. */
+  public Builder toBuilder() {
+    Builder b = new Builder();
+    b.database = database;
+    b.storeOptions = storeOptions;
+    b.directory = directory;
+    b.lockDirectory = lockDirectory;
+    b.nodeLease = nodeLease;
+    b.heartbeatInterval = heartbeatInterval;
+    b.reaperInterval = reaperInterval;
+    b.logRetention = logRetention;
+    b.operationTimeout = operationTimeout;
+    return b;
   }
 
   /** The JSON form; a handed-in {@link Database} has none and is left out. */
@@ -137,108 +169,149 @@ public class FdbClusterManagerOptions {
         .put("operationTimeoutMillis", operationTimeout.toMillis());
   }
 
-  /** Checks the options as a whole. @throws IllegalArgumentException saying what is inconsistent */
-  public void validate() {
-    if (heartbeatInterval.compareTo(nodeLease) >= 0) {
-      throw new IllegalArgumentException("heartbeatInterval (" + heartbeatInterval + ") must be shorter than nodeLease ("
-          + nodeLease + "), or every node would be evicted");
-    }
-    if (logRetention.compareTo(nodeLease.multipliedBy(2)) < 0) {
-      throw new IllegalArgumentException("logRetention (" + logRetention + ") must be at least twice nodeLease ("
-          + nodeLease + "): a node must read the membership log before it is trimmed");
-    }
-  }
-
-  public Database getDatabase() {
+  /** A database to use as is (never closed by the manager), or null to open {@link #storeOptions()}. */
+  public Database database() {
     return database;
   }
 
-  /** A database to use as is (never closed by the manager); overrides the store options. */
-  public FdbClusterManagerOptions setDatabase(Database database) {
-    this.database = database;
-    return this;
-  }
-
-  public StoreOptions getStoreOptions() {
+  /** The store to open when no database is handed in (embedded in memory, on a data directory, or a cluster file). */
+  public StoreOptions storeOptions() {
     return storeOptions;
   }
 
-  /** The store to open when no database is handed in (embedded in memory, on a data directory, or a cluster file). */
-  public FdbClusterManagerOptions setStoreOptions(StoreOptions storeOptions) {
-    this.storeOptions = Objects.requireNonNull(storeOptions, "storeOptions");
-    return this;
-  }
-
-  public List<String> getDirectory() {
+  /** Directory of the cluster's own subspace (nodes, registrations, maps, counters). */
+  public List<String> directory() {
     return directory;
   }
 
-  /** Directory of the cluster's own subspace (nodes, registrations, maps, counters). */
-  public FdbClusterManagerOptions setDirectory(List<String> directory) {
-    this.directory = checkPath(directory, "directory");
-    return this;
-  }
-
-  public List<String> getLockDirectory() {
+  /** Directory of the mutexes behind SharedData locks: the mutex service's root, so they show in its event log. */
+  public List<String> lockDirectory() {
     return lockDirectory;
   }
 
-  /** Directory of the mutexes behind SharedData locks: the mutex service's root, so they show in its event log. */
-  public FdbClusterManagerOptions setLockDirectory(List<String> lockDirectory) {
-    this.lockDirectory = checkPath(lockDirectory, "lockDirectory");
-    return this;
-  }
-
-  public Duration getNodeLease() {
+  /** How long a node's record may stay unchanged, on the evicting node's clock, before it is evicted (also the lease of its locks). */
+  public Duration nodeLease() {
     return nodeLease;
   }
 
-  /** How long a node's record may stay unchanged, on the evicting node's clock, before it is evicted (also the lease of its locks). */
-  public FdbClusterManagerOptions setNodeLease(Duration nodeLease) {
-    this.nodeLease = positive(nodeLease, "nodeLease");
-    return this;
-  }
-
-  public Duration getHeartbeatInterval() {
+  /** How often a node renews its record (and its locks). */
+  public Duration heartbeatInterval() {
     return heartbeatInterval;
   }
 
-  public FdbClusterManagerOptions setHeartbeatInterval(Duration heartbeatInterval) {
-    this.heartbeatInterval = positive(heartbeatInterval, "heartbeatInterval");
-    return this;
-  }
-
-  public Duration getReaperInterval() {
+  /** How often each node checks the others' leases and sweeps expired async-map entries. */
+  public Duration reaperInterval() {
     return reaperInterval;
   }
 
-  /** How often each node checks the others' leases and sweeps expired async-map entries. */
-  public FdbClusterManagerOptions setReaperInterval(Duration reaperInterval) {
-    this.reaperInterval = positive(reaperInterval, "reaperInterval");
-    return this;
-  }
-
-  public Duration getLogRetention() {
-    return logRetention;
-  }
-
   /** How long membership and registration log entries are kept for nodes to read. */
-  public FdbClusterManagerOptions setLogRetention(Duration logRetention) {
-    this.logRetention = positive(logRetention, "logRetention");
-    return this;
-  }
-
-  public Duration getOperationTimeout() {
-    return operationTimeout;
+  public Duration logRetention() {
+    return logRetention;
   }
 
   /**
    * Longest time one store operation (with its retries) may take before it fails with
    * FoundationDB's {@code transaction_timed_out} (1031): what callers see while the store is unavailable.
    */
-  public FdbClusterManagerOptions setOperationTimeout(Duration operationTimeout) {
-    this.operationTimeout = positive(operationTimeout, "operationTimeout");
-    return this;
+  public Duration operationTimeout() {
+    return operationTimeout;
+  }
+
+  @Override
+  public String toString() {
+    return database != null ? "FdbClusterManagerOptions(database handed in, " + toJson().put("store", "handed-in") + ")"
+        : "FdbClusterManagerOptions" + toJson().encode();
+  }
+
+  /** Builds {@link FdbClusterManagerOptions}; each setter checks its value, {@link #build()} checks them together. */
+  public static final class Builder {
+    private Database database;
+    private StoreOptions storeOptions = StoreOptions.embeddedInMemory();
+    private List<String> directory = DEFAULT_DIRECTORY;
+    private List<String> lockDirectory = DEFAULT_LOCK_DIRECTORY;
+    private Duration nodeLease = Duration.ofSeconds(10);
+    private Duration heartbeatInterval = Duration.ofSeconds(2);
+    private Duration reaperInterval = Duration.ofSeconds(1);
+    private Duration logRetention = Duration.ofSeconds(60);
+    private Duration operationTimeout = Duration.ofSeconds(30);
+
+    private Builder() {}
+
+    /** A database to use as is (never closed by the manager); overrides the store options. */
+    public Builder database(Database database) {
+      this.database = database;
+      return this;
+    }
+
+    /** The store to open when no database is handed in. */
+    public Builder storeOptions(StoreOptions storeOptions) {
+      this.storeOptions = Objects.requireNonNull(storeOptions, "storeOptions");
+      return this;
+    }
+
+    /** Directory of the cluster's own subspace; non-empty, of non-empty names. */
+    public Builder directory(List<String> directory) {
+      this.directory = checkPath(directory, "directory");
+      return this;
+    }
+
+    /** Directory of the mutexes behind SharedData locks; non-empty, of non-empty names. */
+    public Builder lockDirectory(List<String> lockDirectory) {
+      this.lockDirectory = checkPath(lockDirectory, "lockDirectory");
+      return this;
+    }
+
+    /** Node (and lock) lease; positive. */
+    public Builder nodeLease(Duration nodeLease) {
+      this.nodeLease = positive(nodeLease, "nodeLease");
+      return this;
+    }
+
+    /** Heartbeat interval; positive, shorter than the node lease. */
+    public Builder heartbeatInterval(Duration heartbeatInterval) {
+      this.heartbeatInterval = positive(heartbeatInterval, "heartbeatInterval");
+      return this;
+    }
+
+    /** Reaper interval; positive. */
+    public Builder reaperInterval(Duration reaperInterval) {
+      this.reaperInterval = positive(reaperInterval, "reaperInterval");
+      return this;
+    }
+
+    /** Log retention; at least twice the node lease. */
+    public Builder logRetention(Duration logRetention) {
+      this.logRetention = positive(logRetention, "logRetention");
+      return this;
+    }
+
+    /** Operation timeout; positive. */
+    public Builder operationTimeout(Duration operationTimeout) {
+      this.operationTimeout = positive(operationTimeout, "operationTimeout");
+      return this;
+    }
+
+    /**
+     * The options.
+     *
+     * @throws IllegalArgumentException when the heartbeat is not shorter than the lease or the logs
+     *     are not kept for twice the lease
+     */
+    public FdbClusterManagerOptions build() {
+      validate();
+      return new FdbClusterManagerOptions(this);
+    }
+
+    private void validate() {
+      if (heartbeatInterval.compareTo(nodeLease) >= 0) {
+        throw new IllegalArgumentException("heartbeatInterval (" + heartbeatInterval + ") must be shorter than nodeLease ("
+            + nodeLease + "), or every node would be evicted");
+      }
+      if (logRetention.compareTo(nodeLease.multipliedBy(2)) < 0) {
+        throw new IllegalArgumentException("logRetention (" + logRetention + ") must be at least twice nodeLease ("
+            + nodeLease + "): a node must read the membership log before it is trimmed");
+      }
+    }
   }
 
   private static Duration positive(Duration d, String name) {
@@ -267,38 +340,32 @@ public class FdbClusterManagerOptions {
     if (v == null) {
       return def;
     }
-    if (!(v instanceof String)) {
+    if (!(v instanceof String s)) {
       throw new IllegalArgumentException(key + " must be a string, got " + v);
     }
-    return (String) v;
+    return s;
   }
 
-  private static long millis(JsonObject json, String key) {
+  private static Duration millis(JsonObject json, String key) {
     Object v = json.getValue(key);
-    if (!(v instanceof Number)) {
-      throw new IllegalArgumentException(key + " must be a number of milliseconds, got " + v);
+    if (!(v instanceof Number n) || n.longValue() <= 0 || n.doubleValue() != n.longValue()) {
+      throw new IllegalArgumentException(key + " must be a positive whole number of milliseconds (> 0), got " + v);
     }
-    return ((Number) v).longValue();
+    return Duration.ofMillis(n.longValue());
   }
 
   private static List<String> path(JsonObject json, String key) {
     Object v = json.getValue(key);
-    if (!(v instanceof JsonArray)) {
-      throw new IllegalArgumentException(key + " must be an array of strings, got " + v);
+    if (!(v instanceof JsonArray array)) {
+      throw new IllegalArgumentException(key + " must be a non-empty array of strings, got " + v);
     }
     List<String> out = new ArrayList<>();
-    for (Object o : (JsonArray) v) {
-      if (!(o instanceof String)) {
-        throw new IllegalArgumentException(key + " must be an array of strings, got " + v);
+    for (Object o : array) {
+      if (!(o instanceof String s)) {
+        throw new IllegalArgumentException(key + " must be a non-empty array of strings, got " + v);
       }
-      out.add((String) o);
+      out.add(s);
     }
-    return out;
-  }
-
-  @Override
-  public String toString() {
-    return database != null ? "FdbClusterManagerOptions(database handed in, " + toJson().put("store", "handed-in") + ")"
-        : "FdbClusterManagerOptions" + toJson().encode();
+    return checkPath(out, key);
   }
 }

@@ -1,53 +1,41 @@
 package io.github.fdbcoord.cluster;
 
-import io.github.fdbcoord.fdb.FdbErrors;
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.api.LockEvent;
-import io.github.fdbcoord.mutex.MutexHandle;
-import io.vertx.core.internal.logging.Logger;
-import io.vertx.core.internal.logging.LoggerFactory;
+import io.github.fdbcoord.cluster.impl.LockGrant;
 import io.vertx.core.shareddata.Lock;
 
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A SharedData lock held through the mutex layer: one grant of the mutex of the same name, owned
  * by {@code nodeId/sequence}. Releasing twice releases once. When the mutex's reaper evicts the
  * grant (this node paused longer than the lease), {@link #lost()} completes and a warning is
  * logged; a later {@link #release()} is then refused by the store and changes nothing.
+ *
+ * <p>The locks of {@code vertx.sharedData()} on {@link FdbClusterManager} are of this type: cast to
+ * it for the fencing token and the loss of the grant.
  */
 public final class FdbLock implements Lock {
-  private static final Logger log = LoggerFactory.getLogger(FdbLock.class);
+  private final LockGrant grant;
 
-  private final FdbClusterManager manager;
-  private final MutexHandle handle;
-  private final AtomicBoolean released = new AtomicBoolean();
-  private volatile CompletableFuture<LockEvent> release;
-
-  FdbLock(FdbClusterManager manager, MutexHandle handle) {
-    this.manager = manager;
-    this.handle = handle;
-    handle.lost().thenAccept(e -> {
-      manager.forget(this);
-      log.warn("lock '" + handle.name() + "' held by " + handle.owner() + " (token " + handle.token()
-          + ") was lost: " + e.getMessage());
-    });
+  FdbLock(LockGrant grant) {
+    this.grant = grant;
   }
 
   /** The name of the lock (and of its mutex). */
   public String name() {
-    return handle.name();
+    return grant.handle().name();
   }
 
   /** The fencing token of this grant: strictly greater for every later grant of the same lock. */
   public FencingToken token() {
-    return handle.token();
+    return grant.handle().token();
   }
 
   /** Completes when this grant was found ended by someone else (evicted after its lease ran out). */
   public CompletableFuture<?> lost() {
-    return handle.lost();
+    return grant.handle().lost();
   }
 
   @Override
@@ -61,17 +49,6 @@ public final class FdbLock implements Lock {
    * the grant was lost meanwhile.
    */
   public CompletableFuture<LockEvent> releaseAsync() {
-    if (released.compareAndSet(false, true)) {
-      manager.forget(this);
-      release = CompletableFuture.supplyAsync(handle::release, manager.executor()).thenCompose(f -> f);
-      manager.releasing(handle.name(), release);
-      release.whenComplete((e, err) -> {
-        if (err != null) {
-          log.warn("release of lock '" + handle.name() + "' by " + handle.owner() + " refused: "
-              + FdbErrors.unwrap(err).getMessage());
-        }
-      });
-    }
-    return release;
+    return grant.releaseAsync();
   }
 }

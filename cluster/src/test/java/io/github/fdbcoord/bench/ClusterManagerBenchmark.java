@@ -2,6 +2,7 @@ package io.github.fdbcoord.bench;
 
 import com.apple.foundationdb.Database;
 import com.hazelcast.config.Config;
+import io.github.fdbcoord.cluster.FaultInjection;
 import io.github.fdbcoord.cluster.FdbClusterManager;
 import io.github.fdbcoord.cluster.FdbClusterManagerOptions;
 import io.github.fdbcoord.cluster.FdbLock;
@@ -87,8 +88,8 @@ public final class ClusterManagerBenchmark {
       this.name = name;
       this.db = db;
       this.owner = owner;
-      this.options = options.setDatabase(db)
-          .setDirectory(List.of("fdb-coord-bench", UUID.randomUUID().toString()));
+      this.options = options.toBuilder().database(db)
+          .directory(List.of("fdb-coord-bench", UUID.randomUUID().toString())).build();
     }
 
     @Override
@@ -103,7 +104,7 @@ public final class ClusterManagerBenchmark {
 
     @Override
     public void crash(Vertx node, ClusterManager manager) {
-      ((FdbClusterManager) manager).simulateCrash();
+      FaultInjection.crash((FdbClusterManager) manager);
       node.close(); // stops the event-bus server; a crashed manager removes nothing on leave
     }
 
@@ -188,7 +189,7 @@ public final class ClusterManagerBenchmark {
   }
 
   private static FdbClusterManagerOptions benchOptions() {
-    return new FdbClusterManagerOptions();
+    return FdbClusterManagerOptions.defaults();
   }
 
   private static Kind fdbMemory() {
@@ -203,9 +204,9 @@ public final class ClusterManagerBenchmark {
 
   private static Kind fdbMemoryShortLease() {
     EmbeddedDatabase db = EmbeddedDatabase.inMemory();
-    return new FdbKind("fdb (in memory, lease 2 s, heartbeat 0.5 s, reaper 0.25 s)", db, db, new FdbClusterManagerOptions()
-        .setNodeLease(Duration.ofSeconds(2)).setHeartbeatInterval(Duration.ofMillis(500))
-        .setReaperInterval(Duration.ofMillis(250)).setLogRetention(Duration.ofSeconds(10)));
+    return new FdbKind("fdb (in memory, lease 2 s, heartbeat 0.5 s, reaper 0.25 s)", db, db, FdbClusterManagerOptions.builder()
+        .nodeLease(Duration.ofSeconds(2)).heartbeatInterval(Duration.ofMillis(500))
+        .reaperInterval(Duration.ofMillis(250)).logRetention(Duration.ofSeconds(10)).build());
   }
 
   private static Kind fdbDurableOrCluster() {
@@ -432,7 +433,7 @@ public final class ClusterManagerBenchmark {
       Thread.sleep(500);
       long t0 = System.nanoTime();
       // The node's timer (its heartbeats and its locks' heartbeats) and every event loop stop.
-      pausedManager.simulatePause(pause);
+      FaultInjection.pause(pausedManager, pause);
       for (var loop : ((VertxInternal) paused).nettyEventLoopGroup()) {
         loop.execute(() -> sleep(pause));
       }

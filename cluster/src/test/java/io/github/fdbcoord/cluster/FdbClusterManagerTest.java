@@ -1,5 +1,6 @@
 package io.github.fdbcoord.cluster;
 
+import io.github.fdbcoord.cluster.impl.StoreProbe;
 import io.github.fdbcoord.embedded.EmbeddedDatabase;
 import io.github.fdbcoord.api.LockEvent;
 import io.github.fdbcoord.mutex.MutexOptions;
@@ -70,16 +71,16 @@ class FdbClusterManagerTest {
     db.close();
   }
 
-  private FdbClusterManagerOptions options() {
-    return new FdbClusterManagerOptions().setDatabase(db)
-        .setNodeLease(LEASE)
-        .setHeartbeatInterval(Duration.ofMillis(200))
-        .setReaperInterval(Duration.ofMillis(100))
-        .setLogRetention(Duration.ofSeconds(10));
+  private FdbClusterManagerOptions.Builder options() {
+    return FdbClusterManagerOptions.builder().database(db)
+        .nodeLease(LEASE)
+        .heartbeatInterval(Duration.ofMillis(200))
+        .reaperInterval(Duration.ofMillis(100))
+        .logRetention(Duration.ofSeconds(10));
   }
 
-  private FdbClusterManager join(FdbClusterManagerOptions options) throws Exception {
-    FdbClusterManager m = new FdbClusterManager(options);
+  private FdbClusterManager join(FdbClusterManagerOptions.Builder options) throws Exception {
+    FdbClusterManager m = new FdbClusterManager(options.build());
     m.init(vertx);
     Promise<Void> p = Promise.promise();
     m.join(p);
@@ -221,7 +222,7 @@ class FdbClusterManagerTest {
 
   @Test
   void evictedNodeRejoinsAndRepublishesItsRegistrationsAndNodeInfo() throws Exception {
-    FdbClusterManager a = join(options().setHeartbeatInterval(Duration.ofMillis(300)));
+    FdbClusterManager a = join(options().heartbeatInterval(Duration.ofMillis(300)));
     FdbClusterManager b = join(options());
     List<String> bEvents = new CopyOnWriteArrayList<>();
     b.nodeListener(recorder(bEvents));
@@ -236,9 +237,7 @@ class FdbClusterManagerTest {
     AtomicInteger violations = new AtomicInteger();
     CompletableFuture<Void> checker = CompletableFuture.runAsync(() -> {
       while (!stop.get()) {
-        boolean[] state = b.read(tr -> b.schema().readNodeRecord(tr, a.getNodeId()).thenCombine(
-            b.schema().readRegistrations(tr, "payments", b.executor()),
-            (record, regs) -> new boolean[] {record == null, !regs.isEmpty()})).join();
+        boolean[] state = StoreProbe.recordMissingAndRegistered(b.store(), a.getNodeId(), "payments");
         if (state[0]) {
           recordAbsentSeen.incrementAndGet();
           if (state[1]) {
@@ -271,7 +270,7 @@ class FdbClusterManagerTest {
     bEvents.clear();
 
     // B evicts A as its reaper would after a pause of A (A itself keeps running).
-    assertTrue(b.run(tr -> b.schema().removeNode(tr, a.getNodeId(), null, b.executor())).get(10, TimeUnit.SECONDS));
+    assertTrue(StoreProbe.evict(b.store(), a.getNodeId()).get(10, TimeUnit.SECONDS));
     waitUntil("B sees A leave", () -> bEvents.contains("left " + a.getNodeId()), Duration.ofSeconds(10));
     assertEquals(List.of(), await((Promise<List<RegistrationInfo>> p) -> b.getRegistrations("payments", p)),
         "A's registrations went with its record");
@@ -331,8 +330,8 @@ class FdbClusterManagerTest {
   @Test
   void asyncMapEntryPastItsTtlIsNeverReturnedEvenBeforeTheSweeperRuns() throws Exception {
     // A reaper (and so a sweeper) that never runs during the test.
-    FdbClusterManager a = join(options().setReaperInterval(Duration.ofHours(1)).setNodeLease(Duration.ofHours(2))
-        .setLogRetention(Duration.ofHours(5)));
+    FdbClusterManager a = join(options().reaperInterval(Duration.ofHours(1)).nodeLease(Duration.ofHours(2))
+        .logRetention(Duration.ofHours(5)));
     AsyncMap<String, String> map = await((Promise<AsyncMap<String, String>> p) -> a.getAsyncMap("ttl-map", p));
     await(map.put("k", "v", 200));
     await(map.put("forever", "w"));
@@ -344,7 +343,7 @@ class FdbClusterManagerTest {
     assertEquals(List.of("w"), await(map.values()));
     assertNull(await(map.replace("k", "x")), "an expired entry is not replaced");
     assertFalse(await(map.removeIfPresent("k", "v")));
-    byte[] raw = a.read(tr -> a.schema().readMapEntry(tr, "ttl-map", ClusterValues.encode("k")).thenApply(e -> e.value())).join();
+    byte[] raw = StoreProbe.rawAsyncMapValue(a.store(), "ttl-map", "k");
     assertNotNull(raw, "the expired entry is still stored: nothing swept it");
     assertNull(await(map.putIfAbsent("k", "fresh")), "an expired entry counts as absent");
     assertEquals("fresh", await(map.get("k")));
@@ -357,7 +356,7 @@ class FdbClusterManagerTest {
     await(map.put("k", "v", 100));
     await(map.put("kept", "v"));
     waitUntil("the sweeper removed the expired entry", () ->
-        a.read(tr -> a.schema().readMapEntry(tr, "swept", ClusterValues.encode("k"))).join() == null, Duration.ofSeconds(5));
+        StoreProbe.rawAsyncMapValue(a.store(), "swept", "k") == null, Duration.ofSeconds(5));
     assertEquals("v", await(map.get("kept")));
   }
 
@@ -419,8 +418,8 @@ class FdbClusterManagerTest {
         .put("directory", new io.vertx.core.json.JsonArray().add("a").add("b"))
         .put("nodeLeaseMillis", 4000).put("heartbeatIntervalMillis", 500).put("reaperIntervalMillis", 250)
         .put("logRetentionMillis", 20000));
-    assertEquals(List.of("a", "b"), o.getDirectory());
-    assertEquals(Duration.ofSeconds(4), o.getNodeLease());
+    assertEquals(List.of("a", "b"), o.directory());
+    assertEquals(Duration.ofSeconds(4), o.nodeLease());
     assertEquals(o.toJson(), new FdbClusterManagerOptions(o.toJson()).toJson());
     assertEquals("cluster", new FdbClusterManagerOptions(new JsonObject().put("store", "cluster")).toJson().getString("store"));
 
@@ -429,17 +428,31 @@ class FdbClusterManagerTest {
     assertTrue(unknown.getMessage().contains("nodeLease"), unknown.getMessage());
     assertThrows(IllegalArgumentException.class, () -> new FdbClusterManagerOptions(new JsonObject().put("store", "zookeeper")));
     assertThrows(IllegalArgumentException.class, () -> new FdbClusterManagerOptions(new JsonObject().put("nodeLeaseMillis", "ten")));
-    IllegalArgumentException hb = assertThrows(IllegalArgumentException.class, () -> new FdbClusterManager(
-        new FdbClusterManagerOptions().setNodeLease(Duration.ofSeconds(1)).setHeartbeatInterval(Duration.ofSeconds(1))));
+    IllegalArgumentException hb = assertThrows(IllegalArgumentException.class, () ->
+        FdbClusterManagerOptions.builder().nodeLease(Duration.ofSeconds(1)).heartbeatInterval(Duration.ofSeconds(1)).build());
     assertTrue(hb.getMessage().contains("heartbeatInterval"), hb.getMessage());
-    assertThrows(IllegalArgumentException.class, () -> new FdbClusterManagerOptions().setNodeLease(Duration.ZERO));
+    IllegalArgumentException zero = assertThrows(IllegalArgumentException.class,
+        () -> FdbClusterManagerOptions.builder().nodeLease(Duration.ZERO));
+    assertTrue(zero.getMessage().contains("nodeLease must be positive"), zero.getMessage());
+    IllegalArgumentException negative = assertThrows(IllegalArgumentException.class,
+        () -> new FdbClusterManagerOptions(new JsonObject().put("reaperIntervalMillis", -1)));
+    assertTrue(negative.getMessage().contains("reaperIntervalMillis") && negative.getMessage().contains("> 0"), negative.getMessage());
+    IllegalArgumentException retention = assertThrows(IllegalArgumentException.class,
+        () -> new FdbClusterManagerOptions(new JsonObject().put("nodeLeaseMillis", 10000).put("logRetentionMillis", 15000)));
+    assertTrue(retention.getMessage().contains("logRetention") && retention.getMessage().contains("twice nodeLease"), retention.getMessage());
+    IllegalArgumentException emptyDir = assertThrows(IllegalArgumentException.class,
+        () -> new FdbClusterManagerOptions(new JsonObject().put("directory", new io.vertx.core.json.JsonArray())));
+    assertTrue(emptyDir.getMessage().contains("directory must not be empty"), emptyDir.getMessage());
+    FdbClusterManagerOptions changed = o.toBuilder().nodeLease(Duration.ofSeconds(5)).build();
+    assertEquals(Duration.ofSeconds(4), o.nodeLease(), "options are immutable: a builder from them changes a copy");
+    assertEquals(Duration.ofSeconds(5), changed.nodeLease());
   }
 
   @Test
   void operationsFailWithTheStoresTimeoutInsteadOfHangingWhenTheStoreIsTooSlow() throws Exception {
     try (EmbeddedDatabase slow = EmbeddedDatabase.open(io.github.fdbcoord.embedded.EmbeddedOptions.builder()
         .latency(Duration.ofMillis(150)).build())) {
-      FdbClusterManager m = new FdbClusterManager(options().setDatabase(slow).setOperationTimeout(Duration.ofMillis(100)));
+      FdbClusterManager m = new FdbClusterManager(options().database(slow).operationTimeout(Duration.ofMillis(100)).build());
       m.init(vertx);
       Promise<Void> p = Promise.promise();
       m.join(p);
@@ -471,8 +484,8 @@ class FdbClusterManagerTest {
             throw e.getCause();
           }
         });
-    FdbClusterManager a = join(options().setDatabase(watched));
-    FdbClusterManager b = join(options().setDatabase(watched));
+    FdbClusterManager a = join(options().database(watched));
+    FdbClusterManager b = join(options().database(watched));
     CompletableFuture<Void> done = new CompletableFuture<>();
     vertx.runOnContext(v -> {
       Promise<AsyncMap<String, String>> mapPromise = Promise.promise();
@@ -511,13 +524,5 @@ class FdbClusterManagerTest {
     done.get(30, TimeUnit.SECONDS);
     assertTrue(calls.get() > 0);
     assertEquals(List.of(), eventLoopCalls);
-  }
-
-  @Test
-  void managerIsFoundThroughTheServiceLoader() {
-    List<String> found = new ArrayList<>();
-    java.util.ServiceLoader.load(io.vertx.core.spi.cluster.ClusterManager.class)
-        .stream().forEach(p -> found.add(p.type().getName()));
-    assertTrue(found.contains(FdbClusterManager.class.getName()), "service loader found " + found);
   }
 }

@@ -82,9 +82,9 @@ public final class CoordinationMain {
       // One store for the node and the service: the cluster manager's locks are the service's mutexes.
       CoordinationConfig c = CoordinationConfig.from(config);
       try {
-        FdbClusterManagerOptions options = clusterOptions(cluster, c, null);
+        FdbClusterManagerOptions checked = clusterOptions(cluster, c, null);
         store = Store.open(c.store());
-        options.setDatabase(store.database());
+        FdbClusterManagerOptions options = checked.toBuilder().database(store.database()).build();
         EventBusOptions eventBus = new EventBusOptions();
         if (cluster.getString("eventBusHost") != null) {
           eventBus.setHost(cluster.getString("eventBusHost"));
@@ -272,15 +272,14 @@ public final class CoordinationMain {
         throw new IllegalArgumentException("cluster." + key + " is not an option here: the node uses the service's store");
       }
     }
-    FdbClusterManagerOptions options = new FdbClusterManagerOptions(json);
+    FdbClusterManagerOptions.Builder options = new FdbClusterManagerOptions(json).toBuilder();
     if (!json.containsKey("directory")) {
-      options.setDirectory(child(config.rootDirectory(), "cluster"));
+      options.directory(child(config.rootDirectory(), "cluster"));
     }
     if (!json.containsKey("lockDirectory")) {
-      options.setLockDirectory(child(config.rootDirectory(), "mutex"));
+      options.lockDirectory(child(config.rootDirectory(), "mutex"));
     }
-    options.validate();
-    return options.setDatabase(db);
+    return options.database(db).build();
   }
 
   private static List<String> child(List<String> root, String name) {

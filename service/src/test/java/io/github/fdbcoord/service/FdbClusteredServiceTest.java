@@ -106,8 +106,8 @@ class FdbClusteredServiceTest {
     CoordinationConfig c = CoordinationConfig.from(config);
     FdbClusterManagerOptions o = CoordinationMain.clusterOptions(new JsonObject().put("enabled", true), c, db);
     List<String> root = config.getJsonArray("rootDirectory").getList();
-    assertEquals(List.of(root.get(0), root.get(1), "mutex"), o.getLockDirectory());
-    assertEquals(List.of(root.get(0), root.get(1), "cluster"), o.getDirectory());
+    assertEquals(List.of(root.get(0), root.get(1), "mutex"), o.lockDirectory());
+    assertEquals(List.of(root.get(0), root.get(1), "cluster"), o.directory());
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> CoordinationMain.clusterOptions(new JsonObject().put("clusterFile", "/etc/fdb.cluster"), c, db));
     assertTrue(e.getMessage().contains("service's store"), e.getMessage());

@@ -17,12 +17,13 @@ final class SharedStore implements AutoCloseable {
   private final EmbeddedDatabase db = EmbeddedDatabase.inMemory();
 
   FdbClusterManager newManager() {
-    return new FdbClusterManager(new FdbClusterManagerOptions()
-        .setDatabase(db)
-        .setNodeLease(LEASE)
-        .setHeartbeatInterval(Duration.ofMillis(500))
-        .setReaperInterval(Duration.ofMillis(250))
-        .setLogRetention(Duration.ofSeconds(30)));
+    return new FdbClusterManager(FdbClusterManagerOptions.builder()
+        .database(db)
+        .nodeLease(LEASE)
+        .heartbeatInterval(Duration.ofMillis(500))
+        .reaperInterval(Duration.ofMillis(250))
+        .logRetention(Duration.ofSeconds(30))
+        .build());
   }
 
   EmbeddedDatabase database() {

@@ -1,4 +1,4 @@
-package io.github.fdbcoord.cluster;
+package io.github.fdbcoord.cluster.impl;
 
 import io.github.fdbcoord.fdb.FdbErrors;
 import com.apple.foundationdb.KeyValue;
@@ -19,36 +19,37 @@ import java.util.concurrent.TimeoutException;
  * executor and waits for it (at most {@link #TIMEOUT_SECONDS} s, then fails with a
  * {@link VertxException}). Iteration works on a snapshot read in one transaction.
  */
-final class FdbSyncMap<K, V> extends AbstractMap<K, V> {
+public final class FdbSyncMap<K, V> extends AbstractMap<K, V> {
   static final long TIMEOUT_SECONDS = 30;
 
-  private final FdbClusterManager manager;
+  private final ClusterStore store;
   private final ClusterSchema schema;
   private final String name;
 
-  FdbSyncMap(FdbClusterManager manager, String name) {
-    this.manager = manager;
-    this.schema = manager.schema();
+  /** The sync map {@code name} of the cluster on {@code store}. */
+  public FdbSyncMap(ClusterStore store, String name) {
+    this.store = store;
+    this.schema = store.schema();
     this.name = name;
   }
 
   @Override
   public V get(Object k) {
     byte[] key = ClusterValues.encode(k);
-    return await(manager.read(tr -> schema.readSyncValue(tr, name, key)).thenApply(ClusterValues::<V>decode));
+    return await(store.read(tr -> schema.readSyncValue(tr, name, key)).thenApply(ClusterValues::<V>decode));
   }
 
   @Override
   public boolean containsKey(Object k) {
     byte[] key = ClusterValues.encode(k);
-    return await(manager.read(tr -> schema.readSyncValue(tr, name, key)).thenApply(v -> v != null));
+    return await(store.read(tr -> schema.readSyncValue(tr, name, key)).thenApply(v -> v != null));
   }
 
   @Override
   public V put(K k, V v) {
     byte[] key = ClusterValues.encode(k);
     byte[] value = ClusterValues.encode(v);
-    return await(manager.run(tr -> schema.readSyncValue(tr, name, key).thenApply(old -> {
+    return await(store.run(tr -> schema.readSyncValue(tr, name, key).thenApply(old -> {
       schema.writeSyncValue(tr, name, key, value);
       return ClusterValues.<V>decode(old);
     })));
@@ -58,7 +59,7 @@ final class FdbSyncMap<K, V> extends AbstractMap<K, V> {
   public V putIfAbsent(K k, V v) {
     byte[] key = ClusterValues.encode(k);
     byte[] value = ClusterValues.encode(v);
-    return await(manager.run(tr -> schema.readSyncValue(tr, name, key).thenApply(old -> {
+    return await(store.run(tr -> schema.readSyncValue(tr, name, key).thenApply(old -> {
       if (old == null) {
         schema.writeSyncValue(tr, name, key, value);
       }
@@ -69,7 +70,7 @@ final class FdbSyncMap<K, V> extends AbstractMap<K, V> {
   @Override
   public V remove(Object k) {
     byte[] key = ClusterValues.encode(k);
-    return await(manager.run(tr -> schema.readSyncValue(tr, name, key).thenApply(old -> {
+    return await(store.run(tr -> schema.readSyncValue(tr, name, key).thenApply(old -> {
       if (old != null) {
         schema.clearSyncValue(tr, name, key);
       }
@@ -79,7 +80,7 @@ final class FdbSyncMap<K, V> extends AbstractMap<K, V> {
 
   @Override
   public void clear() {
-    await(manager.run(tr -> {
+    await(store.run(tr -> {
       schema.clearSyncMap(tr, name);
       return CompletableFuture.completedFuture(null);
     }));
@@ -96,7 +97,7 @@ final class FdbSyncMap<K, V> extends AbstractMap<K, V> {
   }
 
   private Map<K, V> snapshot() {
-    return await(manager.read(tr -> schema.readSyncEntries(tr, name)).thenApply(kvs -> {
+    return await(store.read(tr -> schema.readSyncEntries(tr, name)).thenApply(kvs -> {
       Map<K, V> out = new LinkedHashMap<>();
       for (KeyValue kv : kvs) {
         out.put(ClusterValues.decode(schema.unpackSyncKey(name, kv.getKey())), ClusterValues.decode(kv.getValue()));

@@ -1,4 +1,4 @@
-package io.github.fdbcoord.cluster;
+package io.github.fdbcoord.cluster.impl;
 
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;

@@ -1,4 +1,4 @@
-package io.github.fdbcoord.cluster;
+package io.github.fdbcoord.cluster.impl;
 
 import com.apple.foundationdb.Transaction;
 import io.vertx.core.Future;
@@ -18,21 +18,22 @@ import java.util.concurrent.CompletableFuture;
  * database's version clock; an entry whose deadline is at or below a transaction's read version is
  * treated as absent by every operation, whether or not the sweeper has removed it yet.
  */
-final class FdbAsyncMap<K, V> implements AsyncMap<K, V> {
-  private final FdbClusterManager manager;
+public final class FdbAsyncMap<K, V> implements AsyncMap<K, V> {
+  private final ClusterStore store;
   private final ClusterSchema schema;
   private final String name;
 
-  FdbAsyncMap(FdbClusterManager manager, String name) {
-    this.manager = manager;
-    this.schema = manager.schema();
+  /** The async map {@code name} of the cluster on {@code store}. */
+  public FdbAsyncMap(ClusterStore store, String name) {
+    this.store = store;
+    this.schema = store.schema();
     this.name = name;
   }
 
   @Override
   public Future<V> get(K k) {
     byte[] key = ClusterValues.encode(k);
-    return manager.future(() -> manager.read(tr -> tr.getReadVersion().thenCompose(rv ->
+    return store.future(() -> store.read(tr -> tr.getReadVersion().thenCompose(rv ->
         schema.readMapEntry(tr, name, key).thenApply(e -> e != null && e.liveAt(rv) ? ClusterValues.<V>decode(e.value()) : null))));
   }
 
@@ -45,7 +46,7 @@ final class FdbAsyncMap<K, V> implements AsyncMap<K, V> {
   public Future<Void> put(K k, V v, long ttl) {
     byte[] key = ClusterValues.encode(k);
     byte[] value = ClusterValues.encode(v);
-    return manager.future(() -> manager.run(tr -> tr.getReadVersion().thenApply(rv -> {
+    return store.future(() -> store.run(tr -> tr.getReadVersion().thenApply(rv -> {
       schema.writeMapEntry(tr, name, key, new ClusterSchema.MapEntry(ClusterSchema.deadline(rv, ttl), value));
       return null;
     })));
@@ -133,7 +134,7 @@ final class FdbAsyncMap<K, V> implements AsyncMap<K, V> {
 
   @Override
   public Future<Void> clear() {
-    return manager.future(() -> manager.run(tr -> {
+    return store.future(() -> store.run(tr -> {
       schema.clearMap(tr, name);
       return CompletableFuture.completedFuture(null);
     }));
@@ -141,12 +142,12 @@ final class FdbAsyncMap<K, V> implements AsyncMap<K, V> {
 
   @Override
   public Future<Integer> size() {
-    return manager.future(() -> live().thenApply(List::size));
+    return store.future(() -> live().thenApply(List::size));
   }
 
   @Override
   public Future<Set<K>> keys() {
-    return manager.future(() -> live().thenApply(entries -> {
+    return store.future(() -> live().thenApply(entries -> {
       Set<K> out = new HashSet<>();
       for (Map.Entry<byte[], ClusterSchema.MapEntry> e : entries) {
         out.add(ClusterValues.decode(e.getKey()));
@@ -157,7 +158,7 @@ final class FdbAsyncMap<K, V> implements AsyncMap<K, V> {
 
   @Override
   public Future<List<V>> values() {
-    return manager.future(() -> live().thenApply(entries -> {
+    return store.future(() -> live().thenApply(entries -> {
       List<V> out = new ArrayList<>();
       for (Map.Entry<byte[], ClusterSchema.MapEntry> e : entries) {
         out.add(ClusterValues.decode(e.getValue().value()));
@@ -168,7 +169,7 @@ final class FdbAsyncMap<K, V> implements AsyncMap<K, V> {
 
   @Override
   public Future<Map<K, V>> entries() {
-    return manager.future(() -> live().thenApply(entries -> {
+    return store.future(() -> live().thenApply(entries -> {
       Map<K, V> out = new HashMap<>();
       for (Map.Entry<byte[], ClusterSchema.MapEntry> e : entries) {
         out.put(ClusterValues.decode(e.getKey()), ClusterValues.decode(e.getValue().value()));
@@ -185,14 +186,14 @@ final class FdbAsyncMap<K, V> implements AsyncMap<K, V> {
 
   /** Reads {@code key}'s entry and applies {@code update} to it, in one transaction (retried on conflict). */
   private <T> Future<T> update(byte[] key, EntryUpdate<T> update) {
-    return manager.future(() -> manager.run(tr -> tr.getReadVersion().thenCompose(rv ->
+    return store.future(() -> store.run(tr -> tr.getReadVersion().thenCompose(rv ->
         schema.readMapEntry(tr, name, key).thenApply(e -> update.apply(tr, rv, e)))));
   }
 
   /** The live entries of the map, read in one transaction. */
   private CompletableFuture<List<Map.Entry<byte[], ClusterSchema.MapEntry>>> live() {
-    return manager.read(tr -> tr.getReadVersion().thenCompose(rv ->
-        schema.readMapEntries(tr, name, manager.executor()).thenApply(all -> {
+    return store.read(tr -> tr.getReadVersion().thenCompose(rv ->
+        schema.readMapEntries(tr, name, store.executor()).thenApply(all -> {
           List<Map.Entry<byte[], ClusterSchema.MapEntry>> out = new ArrayList<>(all.size());
           for (Map.Entry<byte[], ClusterSchema.MapEntry> e : all) {
             if (e.getValue().liveAt(rv)) {

@@ -1,4 +1,4 @@
-package io.github.fdbcoord.cluster;
+package io.github.fdbcoord.cluster.impl;
 
 import io.vertx.core.Future;
 import io.vertx.core.shareddata.Counter;
@@ -8,18 +8,19 @@ import io.vertx.core.shareddata.Counter;
  * serializable transaction, so results are exact under any concurrency (a contended increment
  * conflicts and is retried; it is never lost or counted twice).
  */
-final class FdbCounter implements Counter {
-  private final FdbClusterManager manager;
+public final class FdbCounter implements Counter {
+  private final ClusterStore store;
   private final String name;
 
-  FdbCounter(FdbClusterManager manager, String name) {
-    this.manager = manager;
+  /** The counter {@code name} of the cluster on {@code store}. */
+  public FdbCounter(ClusterStore store, String name) {
+    this.store = store;
     this.name = name;
   }
 
   @Override
   public Future<Long> get() {
-    return manager.future(() -> manager.read(tr -> manager.schema().readCounter(tr, name)));
+    return store.future(() -> store.read(tr -> store.schema().readCounter(tr, name)));
   }
 
   @Override
@@ -39,29 +40,29 @@ final class FdbCounter implements Counter {
 
   @Override
   public Future<Long> addAndGet(long value) {
-    return manager.future(() -> manager.run(tr -> {
+    return store.future(() -> store.run(tr -> {
       // The atomic ADD followed by a read of the same key: the read sees the sum (read-your-writes)
       // and, being a read, makes the result exact for this commit.
-      manager.schema().addToCounter(tr, name, value);
-      return manager.schema().readCounter(tr, name);
+      store.schema().addToCounter(tr, name, value);
+      return store.schema().readCounter(tr, name);
     }));
   }
 
   @Override
   public Future<Long> getAndAdd(long value) {
-    return manager.future(() -> manager.run(tr -> {
-      manager.schema().addToCounter(tr, name, value);
-      return manager.schema().readCounter(tr, name).thenApply(sum -> sum - value);
+    return store.future(() -> store.run(tr -> {
+      store.schema().addToCounter(tr, name, value);
+      return store.schema().readCounter(tr, name).thenApply(sum -> sum - value);
     }));
   }
 
   @Override
   public Future<Boolean> compareAndSet(long expected, long value) {
-    return manager.future(() -> manager.run(tr -> manager.schema().readCounter(tr, name).thenApply(current -> {
+    return store.future(() -> store.run(tr -> store.schema().readCounter(tr, name).thenApply(current -> {
       if (current != expected) {
         return false;
       }
-      manager.schema().writeCounter(tr, name, value);
+      store.schema().writeCounter(tr, name, value);
       return true;
     })));
   }

@@ -1,4 +1,4 @@
-package io.github.fdbcoord.cluster;
+package io.github.fdbcoord.cluster.impl;
 
 import com.apple.foundationdb.KeyValue;
 import com.apple.foundationdb.MutationType;
@@ -27,8 +27,8 @@ import java.util.concurrent.Executor;
 
 /**
  * The whole key schema of the cluster manager: a pack and an unpack function for every key and
- * value, and one function per query. {@link FdbClusterManager} and the shared-data classes only
- * compose these.
+ * value, and one function per query. the membership, registration and shared-data classes
+ * only compose these.
  *
  * <pre>
  * root("n", nodeId)                       = (heartbeats:int)           node record; the lease is judged on it changing
@@ -113,11 +113,6 @@ final class ClusterSchema {
     return Versionstamp.complete(tr, 0xFFFF);
   }
 
-  /** The commit version inside a complete versionstamp. */
-  static long versionOf(Versionstamp stamp) {
-    return ByteBuffer.wrap(stamp.getTransactionVersion()).getLong();
-  }
-
   // ------------------------------------------------------------------ node records
 
   byte[] packNodeKey(String nodeId) {
@@ -130,10 +125,6 @@ final class ClusterSchema {
 
   byte[] packNodeValue(long heartbeats) {
     return Tuple.from(heartbeats).pack();
-  }
-
-  long unpackNodeValue(byte[] value) {
-    return Tuple.fromBytes(value).getLong(0);
   }
 
   byte[] packInfoKey(String nodeId) {

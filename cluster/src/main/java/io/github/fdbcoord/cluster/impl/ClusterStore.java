@@ -1,0 +1,111 @@
+package io.github.fdbcoord.cluster.impl;
+
+import io.github.fdbcoord.fdb.FdbErrors;
+import com.apple.foundationdb.Database;
+import com.apple.foundationdb.ReadTransaction;
+import com.apple.foundationdb.Transaction;
+import com.apple.foundationdb.directory.DirectoryLayer;
+import io.vertx.core.Completable;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.VertxException;
+import io.vertx.core.internal.VertxInternal;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * One node's way to the store: its database, the store's executor, the cluster's key schema, and
+ * the transaction helpers every part of the manager composes. Internal to the cluster manager.
+ *
+ * <p>Every transaction starts on the store's executor, never on the calling thread (an event loop).
+ */
+public final class ClusterStore {
+  private final Database db;
+  private final Executor executor;
+  private final ClusterSchema schema;
+  private final Duration operationTimeout;
+  private final VertxInternal vertx;
+
+  ClusterStore(Database db, ClusterSchema schema, Duration operationTimeout, VertxInternal vertx) {
+    this.db = db;
+    this.executor = db.getExecutor();
+    this.schema = schema;
+    this.operationTimeout = operationTimeout;
+    this.vertx = vertx;
+  }
+
+  /** Opens (creating if needed) the cluster's directory {@code directory} on {@code db}. */
+  public static CompletableFuture<ClusterStore> open(Database db, List<String> directory, Duration operationTimeout, VertxInternal vertx) {
+    return DirectoryLayer.getDefault().createOrOpen(db, directory)
+        .thenApply(dir -> new ClusterStore(db, new ClusterSchema(dir), operationTimeout, vertx));
+  }
+
+  ClusterSchema schema() {
+    return schema;
+  }
+
+  /** The store's executor: where every store call and its continuations run. */
+  public Executor executor() {
+    return executor;
+  }
+
+  /** The database this node works on. */
+  public Database database() {
+    return db;
+  }
+
+  /**
+   * A transaction (retry loop) bounded by the operation timeout: while the store is unavailable,
+   * operations fail with FoundationDB's {@code transaction_timed_out} (1031) instead of waiting for ever.
+   */
+  <T> CompletableFuture<T> run(Function<Transaction, CompletableFuture<T>> body) {
+    long timeout = operationTimeout.toMillis();
+    return runUnbounded(tr -> {
+      tr.options().setTimeout(timeout);
+      return body.apply(tr);
+    });
+  }
+
+  <T> CompletableFuture<T> read(Function<ReadTransaction, CompletableFuture<T>> body) {
+    return run(body::apply);
+  }
+
+  /** A transaction without a time limit: the watch loops, whose watches must outlive any timeout. */
+  <T> CompletableFuture<T> runUnbounded(Function<Transaction, CompletableFuture<T>> body) {
+    return CompletableFuture.supplyAsync(() -> db.runAsync(body, executor), executor).thenCompose(f -> f);
+  }
+
+  /** A Vert.x future of the caller's context, completed from {@code op} run on the store's executor. */
+  <T> Future<T> future(Supplier<CompletableFuture<T>> op) {
+    Promise<T> promise = vertx.getOrCreateContext().promise();
+    CompletableFuture.supplyAsync(op, executor).thenCompose(f -> f).whenComplete((r, e) -> {
+      if (e != null) {
+        promise.fail(FdbErrors.unwrap(e));
+      } else {
+        promise.complete(r);
+      }
+    });
+    return promise.future();
+  }
+
+  /** Completes the SPI's promise from {@code f}, with the cause of a failure rather than its wrapper. */
+  public static <T> void complete(CompletableFuture<T> f, Completable<T> promise) {
+    f.whenComplete((r, e) -> {
+      if (e != null) {
+        promise.fail(FdbErrors.unwrap(e));
+      } else {
+        promise.succeed(r);
+      }
+    });
+  }
+
+  /** The failure of an operation that needs a joined, active node. */
+  public static VertxException notActive() {
+    return new VertxException("the cluster manager is not active", true);
+  }
+}

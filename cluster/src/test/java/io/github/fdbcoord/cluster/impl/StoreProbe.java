@@ -1,0 +1,27 @@
+package io.github.fdbcoord.cluster.impl;
+
+/** Reads what the cluster manager stored, for tests that check the store itself (not only what the API returns). */
+public final class StoreProbe {
+  private StoreProbe() {}
+
+  /**
+   * Whether node {@code nodeId}'s record is missing and whether {@code address} has registrations,
+   * read in one transaction (so an eviction is seen whole or not at all).
+   */
+  public static boolean[] recordMissingAndRegistered(ClusterStore store, String nodeId, String address) {
+    return store.read(tr -> store.schema().readNodeRecord(tr, nodeId).thenCombine(
+        store.schema().readRegistrations(tr, address, store.executor()),
+        (record, regs) -> new boolean[] {record == null, !regs.isEmpty()})).join();
+  }
+
+  /** Removes node {@code nodeId} as another node's reaper evicts it; completes with whether it was there. */
+  public static java.util.concurrent.CompletableFuture<Boolean> evict(ClusterStore store, String nodeId) {
+    return store.run(tr -> store.schema().removeNode(tr, nodeId, null, store.executor()));
+  }
+
+  /** The stored value of async-map entry {@code key} of {@code map}, expired or not; null when no entry is stored. */
+  public static byte[] rawAsyncMapValue(ClusterStore store, String map, Object key) {
+    return store.read(tr -> store.schema().readMapEntry(tr, map, ClusterValues.encode(key))
+        .thenApply(e -> e == null ? null : e.value())).join();
+  }
+}
