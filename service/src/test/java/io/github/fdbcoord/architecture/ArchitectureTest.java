@@ -84,7 +84,7 @@ class ArchitectureTest {
   void layersDependNeitherOnTheEngineNorOnVertxNorOnNetty() {
     DescribedPredicate<JavaClass> vertxBeyondLogging = resideInAPackage("io.vertx..")
         .and(not(resideInAnyPackage(VERTX_CORE_LOGGING)))
-        .as("Vert.x (other than vertx-core-logging)");
+        .as("belong to Vert.x (other than vertx-core-logging)");
     check(noClasses().that().resideInAnyPackage(LAYERS)
         .should().dependOnClassesThat(resideInAPackage(EMBEDDED + "..")
             .or(vertxBeyondLogging)
@@ -98,7 +98,7 @@ class ArchitectureTest {
     check(noClasses().that().resideOutsideOfPackage(EMBEDDED + "..")
         .should().dependOnClassesThat(resideInAPackage(EMBEDDED + "..")
             .and(not(resideInAPackage(EMBEDDED)))
-            .as("classes in subpackages of " + EMBEDDED))
+            .as("reside in a subpackage of " + EMBEDDED))
         .because("the engine's public surface is its root package (EmbeddedDatabase, EmbeddedOptions);"
             + " its subpackages may change with no notice"));
   }
@@ -149,7 +149,7 @@ class ArchitectureTest {
   }
 
   private static DescribedPredicate<JavaClass> nameIsOrIsNestedIn(String className) {
-    return DescribedPredicate.describe(className + " (or a class nested in it)",
+    return DescribedPredicate.describe("are " + className + " (or nested in it)",
         c -> c.getName().equals(className) || c.getName().startsWith(className + "$"));
   }
 
