@@ -1,17 +1,15 @@
 package io.github.fdbcoord.service;
 
+import io.github.fdbcoord.client.wire.MutexWire;
 import io.github.fdbcoord.client.CoordinationClient;
 import com.apple.foundationdb.tuple.Versionstamp;
 import io.github.fdbcoord.mutex.AcquireResult;
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.api.LockEvent;
 import io.github.fdbcoord.mutex.MutexException;
-import io.github.fdbcoord.api.MutexOwner;
 import io.github.fdbcoord.mutex.MutexSchema;
 import io.github.fdbcoord.mutex.MutexService;
-import io.github.fdbcoord.api.MutexState;
 import io.github.fdbcoord.mutex.MutexSubscription;
-import io.github.fdbcoord.api.QueueEntry;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.json.JsonArray;
@@ -19,7 +17,6 @@ import io.vertx.core.json.JsonObject;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -48,7 +45,6 @@ import io.vertx.core.internal.logging.LoggerFactory;
  */
 public final class MutexVerticle extends LayerVerticle {
   private static final Logger LOG = LoggerFactory.getLogger(MutexVerticle.class);
-  private static final HexFormat HEX = HexFormat.of();
 
   private final MutexService mutexes;
   private final String addressPrefix;
@@ -107,19 +103,19 @@ public final class MutexVerticle extends LayerVerticle {
 
   @Override
   protected void registerActions() {
-    action("tryAcquire", body -> {
+    action(MutexWire.TRY_ACQUIRE, body -> {
       String name = name(body);
       String owner = owner(body);
       return store(() -> mutexes.tryAcquire(name, owner)).map(r -> acquired(name, owner, r));
     });
-    action("acquire", body -> {
+    action(MutexWire.ACQUIRE, body -> {
       String name = name(body);
       String owner = owner(body);
       Long ms = Requests.optionalLong(body, "timeoutMs", 0, maxAcquireTimeout.toMillis());
       Duration timeout = ms == null ? maxAcquireTimeout : Duration.ofMillis(ms);
       return acquire(name, owner, timeout, Requests.optionalString(body, "liveness"));
     });
-    action("release", body -> {
+    action(MutexWire.RELEASE, body -> {
       String name = name(body);
       String owner = owner(body);
       FencingToken token = token(body);
@@ -129,9 +125,9 @@ public final class MutexVerticle extends LayerVerticle {
               grants.remove(key(name, owner));
             }
           })
-          .map(MutexVerticle::event);
+          .map(MutexWire::event);
     });
-    action("heartbeat", body -> {
+    action(MutexWire.HEARTBEAT, body -> {
       String name = name(body);
       String owner = owner(body);
       FencingToken token = token(body);
@@ -143,7 +139,7 @@ public final class MutexVerticle extends LayerVerticle {
               grants.remove(key(name, owner));
             }
           })
-          .map(o -> owner(name, o).put("held", true));
+          .map(o -> MutexWire.owner(name, o).put("held", true));
       if (token != null) {
         return beat;
       }
@@ -152,7 +148,7 @@ public final class MutexVerticle extends LayerVerticle {
           ? store(() -> mutexes.heartbeatWaiter(name, owner)).map(r -> acquired(name, owner, r))
           : Future.failedFuture(e));
     });
-    action("abandon", body -> {
+    action(MutexWire.ABANDON, body -> {
       String name = name(body);
       String owner = owner(body);
       List<Future<?>> cleanups = new ArrayList<>();
@@ -165,7 +161,7 @@ public final class MutexVerticle extends LayerVerticle {
       return Future.join(cleanups).transform(ar -> Future.succeededFuture(new JsonObject().put("name", name)
           .put("owner", owner).put("abandoned", cleanups.size())));
     });
-    action("unwatch", body -> {
+    action(MutexWire.UNWATCH, body -> {
       String name = name(body);
       String watcher = Requests.requiredString(body, "watcher");
       Watch w = watched.get(name);
@@ -175,31 +171,29 @@ public final class MutexVerticle extends LayerVerticle {
       }
       return Future.succeededFuture(new JsonObject().put("name", name).put("watcher", watcher).put("unwatched", removed));
     });
-    action("leave", body -> {
+    action(MutexWire.LEAVE, body -> {
       String name = name(body);
       String owner = owner(body);
       return store(() -> mutexes.leave(name, owner))
-          .map(b -> new JsonObject().put("name", name).put("owner", owner).put("left", b));
+          .map(b -> MutexWire.left(name, owner, b));
     });
-    action("state", body -> {
+    action(MutexWire.STATE, body -> {
       String name = name(body);
-      return store(() -> mutexes.state(name)).map(MutexVerticle::state);
+      return store(() -> mutexes.state(name)).map(MutexWire::state);
     });
-    action("inspect", body -> {
+    action(MutexWire.INSPECT, body -> {
       String name = name(body);
-      return store(() -> mutexes.inspect(name)).map(i -> state(i.state())
+      return store(() -> mutexes.inspect(name)).map(i -> MutexWire.state(i.state())
           .put("heldMs", i.heldFor().map(java.time.Duration::toMillis).orElse(null))
           .put("leaseLeftMs", i.leaseLeft().map(java.time.Duration::toMillis).orElse(null)));
     });
-    action("held", body -> {
+    action(MutexWire.HELD, body -> {
       String after = Requests.optionalString(body, "after");
       Long limit = Requests.optionalLong(body, "limit", 1, 10_000);
       int n = limit == null ? 100 : limit.intValue();
-      return store(() -> mutexes.heldMutexes(after, n)).map(names -> new JsonObject()
-          .put("names", new JsonArray(new ArrayList<>(names)))
-          .put("nextAfter", names.size() == n ? names.get(names.size() - 1) : null));
+      return store(() -> mutexes.heldMutexes(after, n)).map(names -> MutexWire.heldPage(names, n));
     });
-    action("watch", body -> {
+    action(MutexWire.WATCH, body -> {
       String name = name(body);
       String watcher = Requests.optionalString(body, "watcher");
       FencingToken after = sequence(body, "after");
@@ -310,7 +304,7 @@ public final class MutexVerticle extends LayerVerticle {
       Watch w = watched.computeIfAbsent(name, n -> {
         Watch fresh = new Watch(mutexes.subscribe(n, event -> {
           metrics.lockEvent(event.type().name());
-          vertx.eventBus().publish(address, event(event));
+          vertx.eventBus().publish(address, MutexWire.event(event));
         }));
         // A failed subscription is forgotten, so that a later watch retries it.
         fresh.subscription.whenComplete((s, e) -> {
@@ -340,7 +334,7 @@ public final class MutexVerticle extends LayerVerticle {
       List<LockEvent> missed = found ? events.subList(1, events.size()) : events;
       boolean gap = !found || missed.size() > MAX_REPLAY - 1;
       JsonArray out = new JsonArray();
-      missed.stream().limit(MAX_REPLAY - 1).forEach(e -> out.add(event(e)));
+      missed.stream().limit(MAX_REPLAY - 1).forEach(e -> out.add(MutexWire.event(e)));
       return new JsonObject().put("events", out).put("gap", gap);
     });
   }
@@ -473,13 +467,12 @@ public final class MutexVerticle extends LayerVerticle {
     if (r.isHeld()) {
       return held(name, owner, r.token().get());
     }
-    return new JsonObject().put("name", name).put("owner", owner).put("held", false)
-        .put("position", r.position()).put("ticket", r.ticket().map(MutexVerticle::hex).orElse(null));
+    return MutexWire.queued(name, owner, r.position(), r.ticket().map(Versionstamp::getBytes).orElse(null));
   }
 
   private JsonObject held(String name, String owner, FencingToken token) {
     grants.put(key(name, owner), new Grant(name, owner, token));
-    return new JsonObject().put("name", name).put("owner", owner).put("held", true).put("token", token.toString());
+    return MutexWire.held(name, owner, token);
   }
 
   private static String key(String name, String owner) {
@@ -516,38 +509,5 @@ public final class MutexVerticle extends LayerVerticle {
     } catch (IllegalArgumentException e) {
       throw FailureCodes.badRequest("field '" + field + "': " + e.getMessage());
     }
-  }
-
-  static String hex(Versionstamp vs) {
-    return HEX.formatHex(vs.getBytes());
-  }
-
-  static JsonObject event(LockEvent e) {
-    return new JsonObject()
-        .put("type", e.type().name())
-        .put("mutex", e.mutex())
-        .put("sequence", e.sequence().toString())
-        .put("owner", e.owner().orElse(null))
-        .put("token", e.token().map(FencingToken::toString).orElse(null))
-        .put("previousOwner", e.previousOwner().orElse(null))
-        .put("previousToken", e.previousToken().map(FencingToken::toString).orElse(null));
-  }
-
-  static JsonObject owner(String name, MutexOwner o) {
-    return new JsonObject().put("name", name).put("owner", o.owner()).put("token", o.token().toString())
-        .put("heartbeats", o.heartbeats());
-  }
-
-  static JsonObject state(MutexState s) {
-    JsonArray queue = new JsonArray();
-    for (QueueEntry q : s.queue()) {
-      queue.add(new JsonObject().put("owner", q.owner()).put("ticket", hex(MutexSchema.versionstamp(q.ticket()))));
-    }
-    return new JsonObject().put("name", s.name()).put("held", s.isHeld())
-        .put("owner", s.owner().map(o -> owner(s.name(), o).copy()).map(j -> {
-          j.remove("name");
-          return j;
-        }).orElse(null))
-        .put("queue", queue);
   }
 }
