@@ -28,6 +28,7 @@ final class LivenessEndpoint {
 
   private final Vertx vertx;
   private final String prefix;
+  private final long idleMs;
   /** Guarded by {@code this}: acquires may start on any thread. */
   private Context context;
   private Future<String> registration;
@@ -36,8 +37,13 @@ final class LivenessEndpoint {
   private long idleTimer = -1;
 
   LivenessEndpoint(Vertx vertx, String prefix) {
+    this(vertx, prefix, IDLE_MS);
+  }
+
+  LivenessEndpoint(Vertx vertx, String prefix, long idleMs) {
     this.vertx = vertx;
     this.prefix = prefix;
+    this.idleMs = idleMs;
   }
 
   /**
@@ -67,7 +73,7 @@ final class LivenessEndpoint {
     return onCaller.future();
   }
 
-  /** One waiting acquire ended: once none waits for {@link #IDLE_MS}, the consumer is unregistered. */
+  /** One waiting acquire ended: once none waited for the idle time, the consumer is unregistered. */
   void done() {
     synchronized (this) {
       waiting--;
@@ -80,7 +86,7 @@ final class LivenessEndpoint {
     context.runOnContext(v -> {
       synchronized (this) {
         if (waiting == 0 && idleTimer < 0 && registration != null) {
-          idleTimer = vertx.setTimer(IDLE_MS, this::unregisterIfIdle);
+          idleTimer = vertx.setTimer(idleMs, this::unregisterIfIdle);
         }
       }
     });
