@@ -154,8 +154,8 @@ final class DashboardRoutes {
       body.put("limit", Integer.parseInt(limit));
       return true;
     } catch (NumberFormatException e) {
-      HttpVerticle.error(ctx, 400, "bad_request", "query parameter 'limit' must be an integer, got '"
-          + HttpVerticle.abbreviate(limit) + "'");
+      HttpResponses.error(ctx, 400, "bad_request", "query parameter 'limit' must be an integer, got '"
+          + HttpResponses.abbreviate(limit) + "'");
       return false;
     }
   }

@@ -83,7 +83,7 @@ final class WebSocketSession {
       }
       msg = (JsonObject) v;
     } catch (DecodeException e) {
-      error("the message is not valid JSON: " + HttpVerticle.abbreviate(String.valueOf(e.getMessage())));
+      error("the message is not valid JSON: " + HttpResponses.abbreviate(String.valueOf(e.getMessage())));
       return;
     }
     try {
