@@ -81,6 +81,7 @@ public final class CoordinationClient {
     return create(vertx, WireProtocol.DEFAULT_PREFIX);
   }
 
+  /** A client of the service whose addresses start with {@code addressPrefix} (its config "addressPrefix"). */
   public static CoordinationClient create(Vertx vertx, String addressPrefix) {
     Objects.requireNonNull(vertx, "vertx");
     Objects.requireNonNull(addressPrefix, "addressPrefix");
@@ -109,18 +110,22 @@ public final class CoordinationClient {
     return d.toMillis();
   }
 
+  /** The directory layer's address. */
   public String directoryAddress() {
     return WireProtocol.directoryAddress(prefix);
   }
 
+  /** The allocator's address. */
   public String allocatorAddress() {
     return WireProtocol.allocatorAddress(prefix);
   }
 
+  /** The interner's address. */
   public String internerAddress() {
     return WireProtocol.internerAddress(prefix);
   }
 
+  /** The mutex's address. */
   public String mutexAddress() {
     return WireProtocol.mutexAddress(prefix);
   }
@@ -281,6 +286,10 @@ public final class CoordinationClient {
   /**
    * Waits up to {@code timeout} for the mutex; fails with code CONFLICT (reason timed_out) after
    * leaving the queue. The holder must then {@link #heartbeat} more often than the service's lease.
+   *
+   * <p>While it waits, this client answers the service's liveness pings at an address of its own,
+   * registered outside every deployment (so undeploying the verticle that called first does not
+   * take it away): when this node dies, the service takes the waiter out of the queue.
    */
   public Future<Grant> acquire(String name, String owner, Duration timeout) {
     return liveness.enter()
@@ -298,6 +307,7 @@ public final class CoordinationClient {
         .map(MutexWire::event);
   }
 
+  /** Keeps a held mutex: completes with the owner record; fails 409 not_owner / not_held when it is lost. */
   public Future<MutexOwner> heartbeat(String name, String owner, FencingToken token) {
     return request(mutexAddress(), MutexWire.HEARTBEAT, new JsonObject().put("name", name).put("owner", owner)
         .put("token", token == null ? null : token.toString()))
@@ -315,6 +325,7 @@ public final class CoordinationClient {
         .map(Grant::of);
   }
 
+  /** Takes {@code owner} out of the queue of mutex {@code name}; completes with whether it was queued. */
   public Future<Boolean> leave(String name, String owner) {
     return request(mutexAddress(), MutexWire.LEAVE, new JsonObject().put("name", name).put("owner", owner))
         .map(j -> j.getBoolean("left"));
@@ -326,6 +337,7 @@ public final class CoordinationClient {
         .map(MutexWire::heldNames);
   }
 
+  /** A consistent snapshot of mutex {@code name}: owner record and queue. */
   public Future<MutexState> mutexState(String name) {
     return request(mutexAddress(), MutexWire.STATE, new JsonObject().put("name", name)).map(MutexWire::state);
   }
