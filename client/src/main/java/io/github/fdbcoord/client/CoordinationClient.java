@@ -5,8 +5,12 @@ import io.github.fdbcoord.api.DirectoryPage;
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.api.LockEvent;
 import io.github.fdbcoord.api.MutexOwner;
+import io.github.fdbcoord.client.wire.AllocatorWire;
+import io.github.fdbcoord.client.wire.DirectoryWire;
+import io.github.fdbcoord.client.wire.InternerWire;
+import io.github.fdbcoord.client.wire.MutexWire;
+import io.github.fdbcoord.client.wire.WireProtocol;
 import io.github.fdbcoord.api.MutexState;
-import io.github.fdbcoord.api.QueueEntry;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
@@ -18,18 +22,12 @@ import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.HashMap;
-import java.util.Map;
-import java.util.WeakHashMap;
 import io.vertx.core.internal.logging.Logger;
 import io.vertx.core.internal.logging.LoggerFactory;
 
@@ -46,8 +44,7 @@ import io.vertx.core.internal.logging.LoggerFactory;
  */
 public final class CoordinationClient {
   /** The header that names a request's action; the body carries its arguments. */
-  public static final String ACTION_HEADER = "action";
-  private static final HexFormat HEX = HexFormat.of();
+  public static final String ACTION_HEADER = WireProtocol.ACTION_HEADER;
 
   /**
    * Failure code of a request that got no reply in time (reason {@code no_reply}) or found nothing
@@ -56,39 +53,45 @@ public final class CoordinationClient {
    * NO_HANDLERS); its {@code failureCode()} is this. A request without reply may or may not have
    * taken effect.
    */
-  public static final int HOST_UNAVAILABLE = 503;
+  public static final int HOST_UNAVAILABLE = WireProtocol.UNAVAILABLE;
   /** Default limit of a request without a wait of its own: a store transaction's 5 s plus a margin. */
   public static final Duration DEFAULT_SEND_TIMEOUT = Duration.ofSeconds(10);
   /** Default margin beyond a request's own wait (acquire's timeout) before it fails with {@link #HOST_UNAVAILABLE}. */
   public static final Duration DEFAULT_REPLY_GRACE = Duration.ofSeconds(5);
   private static final Logger LOG = LoggerFactory.getLogger(CoordinationClient.class);
-  /** Liveness addresses per Vert.x instance and address prefix (weak: a closed Vert.x is forgotten). */
-  private static final Map<Vertx, Map<String, String>> LIVENESS = new WeakHashMap<>();
 
   private final Vertx vertx;
   private final String prefix;
   private final long sendTimeoutMs;
   private final long replyGraceMs;
+  /** Shared with the copies {@link #withSendTimeout} and {@link #withReplyGrace} make. */
+  private final LivenessEndpoint liveness;
 
-  private CoordinationClient(Vertx vertx, String prefix, long sendTimeoutMs, long replyGraceMs) {
-    this.vertx = Objects.requireNonNull(vertx, "vertx");
-    this.prefix = Objects.requireNonNull(prefix, "prefix");
+  private CoordinationClient(Vertx vertx, String prefix, long sendTimeoutMs, long replyGraceMs,
+      LivenessEndpoint liveness) {
+    this.vertx = vertx;
+    this.prefix = prefix;
     this.sendTimeoutMs = sendTimeoutMs;
     this.replyGraceMs = replyGraceMs;
+    this.liveness = liveness;
   }
 
   /** A client of the service under the default address prefix "fdb". */
   public static CoordinationClient create(Vertx vertx) {
-    return create(vertx, "fdb");
+    return create(vertx, WireProtocol.DEFAULT_PREFIX);
   }
 
+  /** A client of the service whose addresses start with {@code addressPrefix} (its config "addressPrefix"). */
   public static CoordinationClient create(Vertx vertx, String addressPrefix) {
-    return new CoordinationClient(vertx, addressPrefix, DEFAULT_SEND_TIMEOUT.toMillis(), DEFAULT_REPLY_GRACE.toMillis());
+    Objects.requireNonNull(vertx, "vertx");
+    Objects.requireNonNull(addressPrefix, "addressPrefix");
+    return new CoordinationClient(vertx, addressPrefix, DEFAULT_SEND_TIMEOUT.toMillis(), DEFAULT_REPLY_GRACE.toMillis(),
+        new LivenessEndpoint(vertx, addressPrefix));
   }
 
   /** The same client with another limit for requests that have no wait of their own (default 10 s). */
   public CoordinationClient withSendTimeout(Duration timeout) {
-    return new CoordinationClient(vertx, prefix, positive(timeout, "send timeout"), replyGraceMs);
+    return new CoordinationClient(vertx, prefix, positive(timeout, "send timeout"), replyGraceMs, liveness);
   }
 
   /**
@@ -97,7 +100,7 @@ public final class CoordinationClient {
    * within {@code t + grace} (the serving node died, or is cut off).
    */
   public CoordinationClient withReplyGrace(Duration grace) {
-    return new CoordinationClient(vertx, prefix, sendTimeoutMs, positive(grace, "reply grace"));
+    return new CoordinationClient(vertx, prefix, sendTimeoutMs, positive(grace, "reply grace"), liveness);
   }
 
   private static long positive(Duration d, String what) {
@@ -107,20 +110,24 @@ public final class CoordinationClient {
     return d.toMillis();
   }
 
+  /** The directory layer's address. */
   public String directoryAddress() {
-    return prefix + ".directory";
+    return WireProtocol.directoryAddress(prefix);
   }
 
+  /** The allocator's address. */
   public String allocatorAddress() {
-    return prefix + ".allocator";
+    return WireProtocol.allocatorAddress(prefix);
   }
 
+  /** The interner's address. */
   public String internerAddress() {
-    return prefix + ".interner";
+    return WireProtocol.internerAddress(prefix);
   }
 
+  /** The mutex's address. */
   public String mutexAddress() {
-    return prefix + ".mutex";
+    return WireProtocol.mutexAddress(prefix);
   }
 
   /** Sends {@code action} with {@code body} to {@code address}: the untyped form of every method here. */
@@ -157,118 +164,107 @@ public final class CoordinationClient {
 
   // ------------------------------------------------------------------ directory
 
+  /** Creates the directory at {@code path} with {@code layer} (null: none); fails 409 already_exists. */
   public Future<DirectoryInfo> createDirectory(List<String> path, String layer) {
-    return directory("create", new JsonObject().put("path", new JsonArray(path)).put("layer", layer))
-        .map(CoordinationClient::directoryInfo);
+    return directory(DirectoryWire.CREATE, path(path).put("layer", layer)).map(DirectoryWire::info);
   }
 
+  /** Creates a partition at {@code path}; fails 409 already_exists. */
   public Future<DirectoryInfo> createPartition(List<String> path) {
-    return directory("create", new JsonObject().put("path", new JsonArray(path)).put("partition", true))
-        .map(CoordinationClient::directoryInfo);
+    return directory(DirectoryWire.CREATE, path(path).put("partition", true)).map(DirectoryWire::info);
   }
 
+  /** Opens the directory at {@code path}, creating it when missing. */
   public Future<DirectoryInfo> createOrOpenDirectory(List<String> path, String layer) {
-    return directory("createOrOpen", new JsonObject().put("path", new JsonArray(path)).put("layer", layer))
-        .map(CoordinationClient::directoryInfo);
+    return directory(DirectoryWire.CREATE_OR_OPEN, path(path).put("layer", layer)).map(DirectoryWire::info);
   }
 
+  /** Opens the directory at {@code path}; fails 404 not_found, or 409 layer_mismatch when {@code layer} differs. */
   public Future<DirectoryInfo> openDirectory(List<String> path, String layer) {
-    return directory("open", new JsonObject().put("path", new JsonArray(path)).put("layer", layer))
-        .map(CoordinationClient::directoryInfo);
+    return directory(DirectoryWire.OPEN, path(path).put("layer", layer)).map(DirectoryWire::info);
   }
 
+  /** Whether a directory exists at {@code path}. */
   public Future<Boolean> directoryExists(List<String> path) {
-    return directory("exists", new JsonObject().put("path", new JsonArray(path))).map(j -> j.getBoolean("exists"));
+    return directory(DirectoryWire.EXISTS, path(path)).map(DirectoryWire::exists);
   }
 
   /** A page of the subdirectory names of {@code path} (empty: the root), after {@code startAfter} (null: first page). */
   public Future<DirectoryPage> listDirectory(List<String> path, String startAfter, int limit) {
-    return directory("list", new JsonObject().put("path", new JsonArray(path)).put("startAfter", startAfter)
-        .put("limit", limit))
-        .map(j -> new DirectoryPage(strings(j.getJsonArray("names")), j.getBoolean("hasMore")));
+    return directory(DirectoryWire.LIST, path(path).put("startAfter", startAfter).put("limit", limit))
+        .map(DirectoryWire::page);
   }
 
+  /** Moves the directory at {@code from} to {@code to}, keeping its prefix; fails 404 or 409 already_exists. */
   public Future<DirectoryInfo> moveDirectory(List<String> from, List<String> to) {
-    return directory("move", new JsonObject().put("from", new JsonArray(from)).put("to", new JsonArray(to)))
-        .map(CoordinationClient::directoryInfo);
+    return directory(DirectoryWire.MOVE, new JsonObject().put("from", WireProtocol.array(from))
+        .put("to", WireProtocol.array(to))).map(DirectoryWire::info);
   }
 
+  /** Removes the directory at {@code path} and its contents; fails 404 not_found. */
   public Future<Void> removeDirectory(List<String> path) {
-    return directory("remove", new JsonObject().put("path", new JsonArray(path))).mapEmpty();
+    return directory(DirectoryWire.REMOVE, path(path)).mapEmpty();
   }
 
+  /** Removes the directory at {@code path} and its contents, if any; completes with whether there was one. */
   public Future<Boolean> removeDirectoryIfExists(List<String> path) {
-    return directory("removeIfExists", new JsonObject().put("path", new JsonArray(path)))
-        .map(j -> j.getBoolean("removed"));
+    return directory(DirectoryWire.REMOVE_IF_EXISTS, path(path)).map(DirectoryWire::removed);
   }
 
   private Future<JsonObject> directory(String action, JsonObject body) {
     return request(directoryAddress(), action, body);
   }
 
-  static DirectoryInfo directoryInfo(JsonObject j) {
-    return new DirectoryInfo(strings(j.getJsonArray("path")), j.getString("layer").getBytes(StandardCharsets.UTF_8),
-        HEX.parseHex(j.getString("prefix")));
+  private static JsonObject path(List<String> path) {
+    return new JsonObject().put("path", WireProtocol.array(path));
   }
 
   // ------------------------------------------------------------------ allocator
 
+  /** A value of allocator {@code name} no other call of it returns. */
   public Future<Long> allocate(String name) {
-    return request(allocatorAddress(), "allocate", new JsonObject().put("name", name)).map(j -> j.getLong("value"));
+    return request(allocatorAddress(), AllocatorWire.ALLOCATE, new JsonObject().put("name", name))
+        .map(AllocatorWire::value);
   }
 
+  /** A key prefix of allocator {@code name} no other call of it returns. */
   public Future<byte[]> allocatePrefix(String name) {
-    return request(allocatorAddress(), "allocatePrefix", new JsonObject().put("name", name))
-        .map(j -> HEX.parseHex(j.getString("prefix")));
+    return request(allocatorAddress(), AllocatorWire.ALLOCATE_PREFIX, new JsonObject().put("name", name))
+        .map(AllocatorWire::prefix);
   }
 
   // ------------------------------------------------------------------ interner
 
+  /** The ids of {@code strings} in {@code namespace}, interning those not yet interned. */
   public Future<List<Long>> intern(String namespace, List<String> strings) {
-    return request(internerAddress(), "intern", new JsonObject().put("namespace", namespace)
-        .put("strings", new JsonArray(new ArrayList<>(strings))))
-        .map(j -> {
-          List<Long> ids = new ArrayList<>();
-          for (Object o : j.getJsonArray("ids")) {
-            ids.add(Long.parseUnsignedLong((String) o));
-          }
-          return ids;
-        });
+    return request(internerAddress(), InternerWire.INTERN, new JsonObject().put("namespace", namespace)
+        .put("strings", WireProtocol.array(strings)))
+        .map(InternerWire::interned);
   }
 
+  /** The ids of {@code strings} in {@code namespace}, empty for those never interned; fails 404 for a missing namespace. */
   public Future<List<OptionalLong>> resolve(String namespace, List<String> strings) {
-    return request(internerAddress(), "resolve", new JsonObject().put("namespace", namespace)
-        .put("strings", new JsonArray(new ArrayList<>(strings))))
-        .map(j -> {
-          List<OptionalLong> ids = new ArrayList<>();
-          for (Object o : j.getJsonArray("ids")) {
-            ids.add(o == null ? OptionalLong.empty() : OptionalLong.of(Long.parseUnsignedLong((String) o)));
-          }
-          return ids;
-        });
+    return request(internerAddress(), InternerWire.RESOLVE, new JsonObject().put("namespace", namespace)
+        .put("strings", WireProtocol.array(strings)))
+        .map(InternerWire::resolved);
   }
 
+  /** The strings of {@code ids} in {@code namespace}, empty for unknown ids; fails 404 for a missing namespace. */
   public Future<List<Optional<String>>> lookup(String namespace, List<Long> ids) {
-    JsonArray idArray = new JsonArray();
-    ids.forEach(id -> idArray.add(Long.toUnsignedString(id)));
-    return request(internerAddress(), "lookup", new JsonObject().put("namespace", namespace).put("ids", idArray))
-        .map(j -> {
-          List<Optional<String>> out = new ArrayList<>();
-          for (Object o : j.getJsonArray("strings")) {
-            out.add(Optional.ofNullable((String) o));
-          }
-          return out;
-        });
+    return request(internerAddress(), InternerWire.LOOKUP, new JsonObject().put("namespace", namespace)
+        .put("ids", InternerWire.ids(ids)))
+        .map(InternerWire::lookedUp);
   }
 
+  /** The interner's namespaces, in name order. */
   public Future<List<String>> listNamespaces() {
-    return request(internerAddress(), "listNamespaces", new JsonObject())
-        .map(j -> strings(j.getJsonArray("namespaces")));
+    return request(internerAddress(), InternerWire.LIST_NAMESPACES, new JsonObject()).map(InternerWire::namespaces);
   }
 
+  /** Removes {@code namespace} and its strings; completes with whether it existed. */
   public Future<Boolean> removeNamespace(String namespace) {
-    return request(internerAddress(), "removeNamespace", new JsonObject().put("namespace", namespace))
-        .map(j -> j.getBoolean("removed"));
+    return request(internerAddress(), InternerWire.REMOVE_NAMESPACE, new JsonObject().put("namespace", namespace))
+        .map(InternerWire::removed);
   }
 
   // ------------------------------------------------------------------ mutex
@@ -276,68 +272,46 @@ public final class CoordinationClient {
   /** The outcome of an acquire: held with a fencing token, or (tryAcquire only) queued at a position. */
   public record Grant(String name, String owner, boolean held, Optional<FencingToken> token, int position) {
     static Grant of(JsonObject j) {
-      boolean held = j.getBoolean("held");
-      return new Grant(j.getString("name"), j.getString("owner"), held,
-          held ? Optional.of(FencingToken.parse(j.getString("token"))) : Optional.empty(),
-          held ? 0 : j.getInteger("position"));
+      return new Grant(j.getString("name"), j.getString("owner"), MutexWire.isHeld(j), MutexWire.token(j),
+          MutexWire.position(j));
     }
   }
 
   /** Takes the mutex if free, else joins its queue; never waits. */
   public Future<Grant> tryAcquire(String name, String owner) {
-    return request(mutexAddress(), "tryAcquire", new JsonObject().put("name", name).put("owner", owner))
+    return request(mutexAddress(), MutexWire.TRY_ACQUIRE, new JsonObject().put("name", name).put("owner", owner))
         .map(Grant::of);
   }
 
   /**
    * Waits up to {@code timeout} for the mutex; fails with code CONFLICT (reason timed_out) after
    * leaving the queue. The holder must then {@link #heartbeat} more often than the service's lease.
+   *
+   * <p>While it waits, this client answers the service's liveness pings at an address of its own,
+   * registered outside every deployment (so undeploying the verticle that called first does not
+   * take it away): when this node dies, the service takes the waiter out of the queue.
    */
   public Future<Grant> acquire(String name, String owner, Duration timeout) {
-    return liveness().compose(address -> request(mutexAddress(), "acquire", new JsonObject().put("name", name)
-        .put("owner", owner).put("timeoutMs", timeout.toMillis()).put("liveness", address),
-        replyGraceMs + timeout.toMillis()))
+    return liveness.enter()
+        .compose(address -> request(mutexAddress(), MutexWire.ACQUIRE, new JsonObject().put("name", name)
+            .put("owner", owner).put("timeoutMs", timeout.toMillis()).put("liveness", address),
+            replyGraceMs + timeout.toMillis()))
+        .andThen(ar -> liveness.done())
         .map(Grant::of);
-  }
-
-  /**
-   * The address at which this Vert.x instance answers the service's liveness pings while its
-   * {@code acquire} requests wait: when the node dies, its registration goes with it, and the
-   * service takes its waiters out of the queues. One per Vert.x instance and address prefix.
-   */
-  private Future<String> liveness() {
-    String address;
-    synchronized (LIVENESS) {
-      Map<String, String> byPrefix = LIVENESS.computeIfAbsent(vertx, v -> new HashMap<>());
-      address = byPrefix.get(prefix);
-      if (address != null) {
-        return Future.succeededFuture(address);
-      }
-      address = prefix + ".liveness." + java.util.UUID.randomUUID();
-      byPrefix.put(prefix, address);
-    }
-    String registered = address;
-    return vertx.eventBus().<JsonObject>consumer(address, m -> m.reply(new JsonObject())).completion()
-        .map(registered)
-        .onFailure(e -> {
-          synchronized (LIVENESS) {
-            LIVENESS.getOrDefault(vertx, new HashMap<>()).remove(prefix, registered);
-          }
-        });
   }
 
   /** Releases; the token (nullable) limits the release to that grant. */
   public Future<LockEvent> release(String name, String owner, FencingToken token) {
-    return request(mutexAddress(), "release", new JsonObject().put("name", name).put("owner", owner)
+    return request(mutexAddress(), MutexWire.RELEASE, new JsonObject().put("name", name).put("owner", owner)
         .put("token", token == null ? null : token.toString()))
-        .map(CoordinationClient::lockEvent);
+        .map(MutexWire::event);
   }
 
+  /** Keeps a held mutex: completes with the owner record; fails 409 not_owner / not_held when it is lost. */
   public Future<MutexOwner> heartbeat(String name, String owner, FencingToken token) {
-    return request(mutexAddress(), "heartbeat", new JsonObject().put("name", name).put("owner", owner)
+    return request(mutexAddress(), MutexWire.HEARTBEAT, new JsonObject().put("name", name).put("owner", owner)
         .put("token", token == null ? null : token.toString()))
-        .map(j -> new MutexOwner(j.getString("owner"), FencingToken.parse(j.getString("token")),
-            j.getLong("heartbeats")));
+        .map(MutexWire::owner);
   }
 
   /**
@@ -347,33 +321,25 @@ public final class CoordinationClient {
    * the mutex, whose heartbeat it then also is. Fails with CONFLICT when it neither waits nor holds.
    */
   public Future<Grant> heartbeatWaiter(String name, String owner) {
-    return request(mutexAddress(), "heartbeat", new JsonObject().put("name", name).put("owner", owner))
+    return request(mutexAddress(), MutexWire.HEARTBEAT, new JsonObject().put("name", name).put("owner", owner))
         .map(Grant::of);
   }
 
+  /** Takes {@code owner} out of the queue of mutex {@code name}; completes with whether it was queued. */
   public Future<Boolean> leave(String name, String owner) {
-    return request(mutexAddress(), "leave", new JsonObject().put("name", name).put("owner", owner))
+    return request(mutexAddress(), MutexWire.LEAVE, new JsonObject().put("name", name).put("owner", owner))
         .map(j -> j.getBoolean("left"));
   }
 
   /** Names of held mutexes after {@code after} (null: from the first), at most {@code limit} (1..10,000). */
   public Future<List<String>> heldMutexes(String after, int limit) {
-    return request(mutexAddress(), "held", new JsonObject().put("after", after).put("limit", limit))
-        .map(j -> strings(j.getJsonArray("names")));
+    return request(mutexAddress(), MutexWire.HELD, new JsonObject().put("after", after).put("limit", limit))
+        .map(MutexWire::heldNames);
   }
 
+  /** A consistent snapshot of mutex {@code name}: owner record and queue. */
   public Future<MutexState> mutexState(String name) {
-    return request(mutexAddress(), "state", new JsonObject().put("name", name)).map(j -> {
-      JsonObject o = j.getJsonObject("owner");
-      List<QueueEntry> queue = new ArrayList<>();
-      for (Object q : j.getJsonArray("queue")) {
-        JsonObject e = (JsonObject) q;
-        queue.add(new QueueEntry(e.getString("owner"), ticket(e.getString("ticket"))));
-      }
-      return new MutexState(j.getString("name"), o == null ? Optional.empty()
-          : Optional.of(new MutexOwner(o.getString("owner"), FencingToken.parse(o.getString("token")),
-              o.getLong("heartbeats"))), queue);
-    });
+    return request(mutexAddress(), MutexWire.STATE, new JsonObject().put("name", name)).map(MutexWire::state);
   }
 
   /**
@@ -426,8 +392,8 @@ public final class CoordinationClient {
 
     Future<MessageConsumer<JsonObject>> start() {
       held = new ArrayList<>();
-      consumer = vertx.eventBus().consumer(prefix + ".mutex.events." + name, m -> {
-        LockEvent e = lockEvent(m.body());
+      consumer = vertx.eventBus().consumer(WireProtocol.mutexEventsAddress(prefix, name), m -> {
+        LockEvent e = MutexWire.event(m.body());
         if (held != null) {
           held.add(e);
         } else {
@@ -451,13 +417,13 @@ public final class CoordinationClient {
     }
 
     private Future<JsonObject> watch() {
-      return request(mutexAddress(), "watch", new JsonObject().put("name", name).put("watcher", watcher)
+      return request(mutexAddress(), MutexWire.WATCH, new JsonObject().put("name", name).put("watcher", watcher)
           .put("after", last == null ? null : last.toString()));
     }
 
     private void renew() {
       if (!consumer.isRegistered()) {
-        request(mutexAddress(), "unwatch", new JsonObject().put("name", name).put("watcher", watcher));
+        request(mutexAddress(), MutexWire.UNWATCH, new JsonObject().put("name", name).put("watcher", watcher));
         return;
       }
       held = new ArrayList<>();
@@ -480,7 +446,7 @@ public final class CoordinationClient {
       }
       if (replay != null) {
         for (Object o : replay) {
-          deliver(lockEvent((JsonObject) o));
+          deliver(MutexWire.event((JsonObject) o));
         }
       }
       flushHeld();
@@ -502,7 +468,7 @@ public final class CoordinationClient {
       if (consumer.isRegistered()) {
         vertx.setTimer(delayMs, id -> context.runOnContext(v -> renew()));
       } else {
-        request(mutexAddress(), "unwatch", new JsonObject().put("name", name).put("watcher", watcher));
+        request(mutexAddress(), MutexWire.UNWATCH, new JsonObject().put("name", name).put("watcher", watcher));
       }
     }
 
@@ -513,25 +479,4 @@ public final class CoordinationClient {
       }
     }
   }
-
-  static LockEvent lockEvent(JsonObject j) {
-    return new LockEvent(LockEvent.Type.valueOf(j.getString("type")), j.getString("mutex"),
-        FencingToken.parse(j.getString("sequence")), Optional.ofNullable(j.getString("previousOwner")),
-        Optional.ofNullable(j.getString("previousToken")).map(FencingToken::parse),
-        Optional.ofNullable(j.getString("owner")));
-  }
-
-  private static List<String> strings(JsonArray a) {
-    List<String> out = new ArrayList<>(a.size());
-    for (Object o : a) {
-      out.add((String) o);
-    }
-    return out;
-  }
-
-  /** A queue ticket as the service sends it: the 12-byte versionstamp (user version 0) in hex. */
-  private static FencingToken ticket(String hex) {
-    return FencingToken.of(Arrays.copyOf(HEX.parseHex(hex), FencingToken.LENGTH));
-  }
-
 }

@@ -1,9 +1,7 @@
 package io.github.fdbcoord.service;
 
 import io.github.fdbcoord.allocator.AllocatorService;
-import io.vertx.core.json.JsonObject;
-
-import java.util.HexFormat;
+import io.github.fdbcoord.client.wire.AllocatorWire;
 
 /**
  * The high-contention allocator on its address ({@code <prefix>.allocator}). Actions: allocate,
@@ -19,16 +17,16 @@ public final class AllocatorVerticle extends LayerVerticle {
 
   @Override
   protected void registerActions() {
-    action("allocate", body -> {
+    action(AllocatorWire.ALLOCATE, body -> {
       String name = Requests.requiredString(body, "name");
       AllocatorService.validateName(name);
-      return store(() -> allocators.allocate(name)).map(v -> new JsonObject().put("name", name).put("value", v));
+      return store(() -> allocators.allocate(name)).map(v -> AllocatorWire.value(name, v));
     });
-    action("allocatePrefix", body -> {
+    action(AllocatorWire.ALLOCATE_PREFIX, body -> {
       String name = Requests.requiredString(body, "name");
       AllocatorService.validateName(name);
       return store(() -> allocators.allocatePrefix(name))
-          .map(p -> new JsonObject().put("name", name).put("prefix", HexFormat.of().formatHex(p)));
+          .map(p -> AllocatorWire.prefix(name, p));
     });
   }
 }

@@ -1,5 +1,6 @@
 package io.github.fdbcoord.service;
 
+import io.github.fdbcoord.client.wire.WireProtocol;
 import io.github.fdbcoord.store.StoreOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -70,7 +71,7 @@ public final class CoordinationConfig {
     JsonObject storeJson = object(json, "store");
     this.store = storeOptions(storeJson);
     this.rootDirectory = stringList(json, "rootDirectory", List.of("fdbcoord"));
-    this.addressPrefix = string(json, "addressPrefix", "fdb");
+    this.addressPrefix = string(json, "addressPrefix", WireProtocol.DEFAULT_PREFIX);
     if (addressPrefix.isEmpty()) {
       throw new IllegalArgumentException("addressPrefix must not be empty");
     }
@@ -215,19 +216,19 @@ public final class CoordinationConfig {
   }
 
   public String directoryAddress() {
-    return addressPrefix + ".directory";
+    return WireProtocol.directoryAddress(addressPrefix);
   }
 
   public String allocatorAddress() {
-    return addressPrefix + ".allocator";
+    return WireProtocol.allocatorAddress(addressPrefix);
   }
 
   public String internerAddress() {
-    return addressPrefix + ".interner";
+    return WireProtocol.internerAddress(addressPrefix);
   }
 
   public String mutexAddress() {
-    return addressPrefix + ".mutex";
+    return WireProtocol.mutexAddress(addressPrefix);
   }
 
   /** Address where the lock events of mutex {@code name} are published. */
@@ -236,7 +237,7 @@ public final class CoordinationConfig {
   }
 
   static String mutexEventsAddress(String prefix, String name) {
-    return prefix + ".mutex.events." + name;
+    return WireProtocol.mutexEventsAddress(prefix, name);
   }
 
   public int workerPoolSize() {

@@ -1,5 +1,7 @@
 package io.github.fdbcoord.service;
 
+import io.github.fdbcoord.client.wire.MutexWire;
+import io.github.fdbcoord.client.wire.InternerWire;
 import io.github.fdbcoord.client.CoordinationClient;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -80,16 +82,16 @@ final class DashboardRoutes {
   /** The read-only data routes the page needs; mount after authentication and the body handler. */
   void mount(Router router) {
     router.get("/nodes").handler(this::nodes);
-    router.get("/interners/:ns/stats").handler(ctx -> forward.to(ctx, client.internerAddress(), "stats",
+    router.get("/interners/:ns/stats").handler(ctx -> forward.to(ctx, client.internerAddress(), InternerWire.STATS,
         new JsonObject().put("namespace", ctx.pathParam("ns")), 200));
     router.get("/interners/:ns/strings").handler(ctx -> {
       JsonObject body = new JsonObject().put("namespace", ctx.pathParam("ns"))
           .put("after", ctx.request().getParam("after"));
       if (putLimit(ctx, body)) {
-        forward.to(ctx, client.internerAddress(), "list", body, 200);
+        forward.to(ctx, client.internerAddress(), InternerWire.LIST, body, 200);
       }
     });
-    router.get("/mutexes/:name/inspect").handler(ctx -> forward.to(ctx, client.mutexAddress(), "inspect",
+    router.get("/mutexes/:name/inspect").handler(ctx -> forward.to(ctx, client.mutexAddress(), MutexWire.INSPECT,
         new JsonObject().put("name", ctx.pathParam("name")), 200));
   }
 
@@ -154,8 +156,8 @@ final class DashboardRoutes {
       body.put("limit", Integer.parseInt(limit));
       return true;
     } catch (NumberFormatException e) {
-      HttpVerticle.error(ctx, 400, "bad_request", "query parameter 'limit' must be an integer, got '"
-          + HttpVerticle.abbreviate(limit) + "'");
+      HttpResponses.error(ctx, 400, "bad_request", "query parameter 'limit' must be an integer, got '"
+          + HttpResponses.abbreviate(limit) + "'");
       return false;
     }
   }

@@ -1,5 +1,6 @@
 package io.github.fdbcoord.service;
 
+import io.github.fdbcoord.client.wire.DirectoryWire;
 import io.github.fdbcoord.api.DirectoryInfo;
 import io.github.fdbcoord.api.DirectoryPage;
 import io.github.fdbcoord.directory.DirectoryPaths;
@@ -38,7 +39,7 @@ public final class DirectoryVerticle extends LayerVerticle {
 
   @Override
   protected void registerActions() {
-    action("create", body -> {
+    action(DirectoryWire.CREATE, body -> {
       List<String> path = usable(path(body, "path", false), false);
       String layer = Requests.optionalString(body, "layer");
       boolean partition = Requests.optionalBoolean(body, "partition", false);
@@ -46,23 +47,23 @@ public final class DirectoryVerticle extends LayerVerticle {
         throw FailureCodes.badRequest("a partition's layer is '" + DirectoryInfo.PARTITION_LAYER + "', got '" + layer + "'");
       }
       return store(() -> partition ? directories.createPartition(path) : directories.create(path, layer))
-          .map(DirectoryVerticle::info);
+          .map(DirectoryWire::info);
     });
-    action("createOrOpen", body -> {
+    action(DirectoryWire.CREATE_OR_OPEN, body -> {
       List<String> path = usable(path(body, "path", false), false);
       String layer = Requests.optionalString(body, "layer");
-      return store(() -> directories.createOrOpen(path, layer)).map(DirectoryVerticle::info);
+      return store(() -> directories.createOrOpen(path, layer)).map(DirectoryWire::info);
     });
-    action("open", body -> {
+    action(DirectoryWire.OPEN, body -> {
       List<String> path = usable(path(body, "path", false), false);
       String layer = Requests.optionalString(body, "layer");
-      return store(() -> directories.open(path, layer)).map(DirectoryVerticle::info);
+      return store(() -> directories.open(path, layer)).map(DirectoryWire::info);
     });
-    action("exists", body -> {
+    action(DirectoryWire.EXISTS, body -> {
       List<String> path = usable(path(body, "path", false), false);
-      return store(() -> directories.exists(path)).map(b -> new JsonObject().put("path", path).put("exists", b));
+      return store(() -> directories.exists(path)).map(b -> DirectoryWire.exists(path, b));
     });
-    action("list", body -> {
+    action(DirectoryWire.LIST, body -> {
       List<String> path = usable(body.getValue("path") == null ? List.of() : path(body, "path", true), false);
       String startAfter = Requests.optionalString(body, "startAfter");
       int limit = Requests.optionalLong(body, "limit", 1, maxPageSize) == null ? Math.min(100, maxPageSize)
@@ -70,24 +71,24 @@ public final class DirectoryVerticle extends LayerVerticle {
       String hidden = path.size() == reserved.size() - 1 && startsWith(reserved, path) ? reserved.get(path.size())
           : null;
       if (hidden == null) {
-        return store(() -> directories.list(path, startAfter, limit)).map(page -> new JsonObject(page.toJsonMap()));
+        return store(() -> directories.list(path, startAfter, limit)).map(DirectoryWire::page);
       }
       return store(() -> directories.list(path, startAfter, limit + 1))
-          .map(page -> new JsonObject(without(page, hidden, limit).toJsonMap()));
+          .map(page -> DirectoryWire.page(without(page, hidden, limit)));
     });
-    action("move", body -> {
+    action(DirectoryWire.MOVE, body -> {
       List<String> from = usable(path(body, "from", false), true);
       List<String> to = usable(path(body, "to", false), true);
-      return store(() -> directories.move(from, to)).map(DirectoryVerticle::info);
+      return store(() -> directories.move(from, to)).map(DirectoryWire::info);
     });
-    action("remove", body -> {
+    action(DirectoryWire.REMOVE, body -> {
       List<String> path = usable(path(body, "path", false), true);
-      return store(() -> directories.remove(path)).map(v -> new JsonObject().put("path", path).put("removed", true));
+      return store(() -> directories.remove(path)).map(v -> DirectoryWire.removed(path, true));
     });
-    action("removeIfExists", body -> {
+    action(DirectoryWire.REMOVE_IF_EXISTS, body -> {
       List<String> path = usable(path(body, "path", false), true);
       return store(() -> directories.removeIfExists(path))
-          .map(b -> new JsonObject().put("path", path).put("removed", b));
+          .map(b -> DirectoryWire.removed(path, b));
     });
   }
 
@@ -143,9 +144,5 @@ public final class DirectoryVerticle extends LayerVerticle {
       }
     }
     return path;
-  }
-
-  static JsonObject info(DirectoryInfo info) {
-    return new JsonObject(info.toJsonMap());
   }
 }

@@ -2,6 +2,7 @@ package io.github.fdbcoord.service;
 
 import static io.github.fdbcoord.fdb.FdbErrors.unwrap;
 
+import io.github.fdbcoord.client.wire.WireProtocol;
 import io.github.fdbcoord.allocator.AllocatorException;
 import io.github.fdbcoord.directory.DirectoryServiceException;
 import io.github.fdbcoord.embedded.CommitsHeldException;
@@ -24,17 +25,17 @@ import io.vertx.core.internal.logging.LoggerFactory;
  */
 public final class FailureCodes {
   /** The request is malformed: missing or mistyped field, invalid name, batch too large. Do not retry. */
-  public static final int BAD_REQUEST = 400;
+  public static final int BAD_REQUEST = WireProtocol.BAD_REQUEST;
   /** The named thing (directory, interner namespace, unknown action) does not exist. */
-  public static final int NOT_FOUND = 404;
+  public static final int NOT_FOUND = WireProtocol.NOT_FOUND;
   /**
    * The request conflicts with the current state or ran out of time: directory already exists or
    * has another layer, mutex not held / held by another owner, acquire timed out, transaction
    * conflicts or timeout. Retrying later may succeed.
    */
-  public static final int CONFLICT = 409;
+  public static final int CONFLICT = WireProtocol.CONFLICT;
   /** The store cannot be reached or failed, or the service is shutting down. */
-  public static final int UNAVAILABLE = 503;
+  public static final int UNAVAILABLE = WireProtocol.UNAVAILABLE;
 
   private static final Logger LOG = LoggerFactory.getLogger(FailureCodes.class);
 

@@ -1,5 +1,6 @@
 package io.github.fdbcoord.service;
 
+import io.github.fdbcoord.client.wire.InternerWire;
 import io.github.fdbcoord.interner.InternerIds;
 import io.github.fdbcoord.interner.InternerService;
 import io.vertx.core.json.JsonArray;
@@ -7,8 +8,6 @@ import io.vertx.core.json.JsonObject;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
-import java.util.OptionalLong;
 
 /**
  * The string interner on its address ({@code <prefix>.interner}). Actions: intern, lookup, resolve,
@@ -28,43 +27,31 @@ public final class InternerVerticle extends LayerVerticle {
 
   @Override
   protected void registerActions() {
-    action("intern", body -> {
+    action(InternerWire.INTERN, body -> {
       String ns = Requests.requiredString(body, "namespace");
       List<String> strings = Requests.requiredStrings(body, "strings", maxBatchSize);
       return store(() -> interners.open(ns).thenCompose(interner -> interner.intern(strings)))
-          .map(ids -> new JsonObject().put("namespace", ns).put("ids", formatIds(ids)));
+          .map(ids -> InternerWire.interned(ns, ids));
     });
-    action("resolve", body -> {
+    action(InternerWire.RESOLVE, body -> {
       String ns = Requests.requiredString(body, "namespace");
       List<String> strings = Requests.requiredStrings(body, "strings", maxBatchSize);
       return store(() -> interners.openExisting(ns).thenCompose(interner -> interner.resolve(strings)))
-          .map(ids -> {
-            JsonArray out = new JsonArray();
-            for (OptionalLong id : ids) {
-              out.add(id.isPresent() ? InternerIds.format(id.getAsLong()) : null);
-            }
-            return new JsonObject().put("namespace", ns).put("ids", out);
-          });
+          .map(ids -> InternerWire.resolved(ns, ids));
     });
-    action("lookup", body -> {
+    action(InternerWire.LOOKUP, body -> {
       String ns = Requests.requiredString(body, "namespace");
       List<Long> ids = parseIds(Requests.requiredList(body, "ids", maxBatchSize));
       return store(() -> interners.openExisting(ns).thenCompose(interner -> interner.lookup(ids)))
-          .map(strings -> {
-            JsonArray out = new JsonArray();
-            for (Optional<String> s : strings) {
-              out.add(s.orElse(null));
-            }
-            return new JsonObject().put("namespace", ns).put("strings", out);
-          });
+          .map(strings -> InternerWire.lookedUp(ns, strings));
     });
-    action("stats", body -> {
+    action(InternerWire.STATS, body -> {
       String ns = Requests.requiredString(body, "namespace");
       return store(() -> interners.openExisting(ns).thenCompose(interner -> interner.stats()))
           .map(st -> new JsonObject().put("namespace", ns).put("strings", st.strings())
               .put("sequencesInUse", st.sequencesInUse()).put("sequenceBits", st.sequenceBits()));
     });
-    action("list", body -> {
+    action(InternerWire.LIST, body -> {
       String ns = Requests.requiredString(body, "namespace");
       String afterText = Requests.optionalString(body, "after");
       long after = afterText == null ? 0 : parseAfter(afterText);
@@ -73,26 +60,17 @@ public final class InternerVerticle extends LayerVerticle {
       return store(() -> interners.openExisting(ns).thenCompose(interner -> interner.list(after, n)))
           .map(page -> {
             JsonArray entries = new JsonArray();
-            page.forEach(e -> entries.add(new JsonObject().put("id", InternerIds.format(e.id())).put("string", e.string())));
+            page.forEach(e -> entries.add(new JsonObject().put("id", InternerWire.id(e.id())).put("string", e.string())));
             return new JsonObject().put("namespace", ns).put("entries", entries)
-                .put("nextAfter", page.size() == n ? InternerIds.format(page.get(page.size() - 1).id()) : null);
+                .put("nextAfter", page.size() == n ? InternerWire.id(page.get(page.size() - 1).id()) : null);
           });
     });
-    action("listNamespaces", body -> store(interners::listNamespaces)
-        .map(names -> new JsonObject().put("namespaces", new JsonArray(new ArrayList<>(names)))));
-    action("removeNamespace", body -> {
+    action(InternerWire.LIST_NAMESPACES, body -> store(interners::listNamespaces).map(InternerWire::namespaces));
+    action(InternerWire.REMOVE_NAMESPACE, body -> {
       String ns = Requests.requiredString(body, "namespace");
       return store(() -> interners.removeNamespace(ns))
-          .map(b -> new JsonObject().put("namespace", ns).put("removed", b));
+          .map(b -> InternerWire.removed(ns, b));
     });
-  }
-
-  private static JsonArray formatIds(List<Long> ids) {
-    JsonArray out = new JsonArray();
-    for (Long id : ids) {
-      out.add(InternerIds.format(id));
-    }
-    return out;
   }
 
   private static long parseAfter(String text) {

@@ -1,6 +1,6 @@
 package io.github.fdbcoord.service;
 
-import io.github.fdbcoord.client.CoordinationClient;
+import io.github.fdbcoord.client.wire.WireProtocol;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.Message;
@@ -20,7 +20,7 @@ import java.util.function.Supplier;
  */
 abstract class LayerVerticle extends VerticleBase {
   /** Header naming the operation. */
-  static final String ACTION = CoordinationClient.ACTION_HEADER;
+  static final String ACTION = WireProtocol.ACTION_HEADER;
 
   protected final String address;
   protected final StoreWorkers workers;

@@ -1,25 +1,20 @@
 package io.github.fdbcoord.service;
 
 import io.github.fdbcoord.fdb.FdbErrors;
+import io.github.fdbcoord.client.wire.MutexWire;
 import io.github.fdbcoord.client.CoordinationClient;
 import com.apple.foundationdb.tuple.Versionstamp;
 import io.github.fdbcoord.mutex.AcquireResult;
 import io.github.fdbcoord.api.FencingToken;
-import io.github.fdbcoord.api.LockEvent;
 import io.github.fdbcoord.mutex.MutexException;
 import io.github.fdbcoord.api.MutexOwner;
 import io.github.fdbcoord.mutex.MutexService;
-import io.github.fdbcoord.api.MutexState;
-import io.github.fdbcoord.mutex.MutexSubscription;
-import io.github.fdbcoord.api.QueueEntry;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -44,21 +39,20 @@ import io.vertx.core.internal.logging.LoggerFactory;
  * <p>Lock events of a watched mutex are published on {@code <prefix>.mutex.events.<name>}; a mutex
  * is watched after a {@code watch} request (the WebSocket and {@link CoordinationClient#lockEvents}
  * send one). Events come from the mutex's event log in the store, so they include transitions made
- * by other processes and by the reaper.
+ * by other processes and by the reaper ({@link MutexEventPublisher}).
  */
 public final class MutexVerticle extends LayerVerticle {
   private static final Logger LOG = LoggerFactory.getLogger(MutexVerticle.class);
-  private static final HexFormat HEX = HexFormat.of();
 
   private final MutexService mutexes;
   private final String addressPrefix;
   private final Duration maxAcquireTimeout;
-  private final int maxWatched;
   /** Grants obtained through this verticle, "name\0owner" to token: released on stop. */
   private final Map<String, Grant> grants = new ConcurrentHashMap<>();
-  /** Watched mutexes: their subscription and the watchers (id to expiry, ms on Vert.x's clock) keeping it. */
-  private final Map<String, Watch> watched = new ConcurrentHashMap<>();
+  private final int maxWatched;
   private final Duration watchLease;
+  /** The lock events this node publishes (created on start: it needs Vert.x). */
+  private MutexEventPublisher events;
   private long keepAliveTimer = -1;
   private long watchSweepTimer = -1;
 
@@ -74,17 +68,6 @@ public final class MutexVerticle extends LayerVerticle {
 
   private record Grant(String name, String owner, FencingToken token) {}
 
-  private static final class Watch {
-    final CompletableFuture<MutexSubscription> subscription;
-    final Map<String, Long> watchers = new ConcurrentHashMap<>();
-
-    Watch(CompletableFuture<MutexSubscription> subscription) {
-      this.subscription = subscription;
-    }
-  }
-
-  /** Longest replay of missed events in one watch reply; a longer gap is reported as a gap. */
-  static final int MAX_REPLAY = 1000;
 
   public MutexVerticle(String address, String addressPrefix, MutexService mutexes, Duration maxAcquireTimeout,
       int maxWatched, Duration watchLease, StoreWorkers workers, Metrics metrics) {
@@ -101,25 +84,26 @@ public final class MutexVerticle extends LayerVerticle {
     // The waiters of pending acquires are alive as long as their requests: this node heartbeats
     // their queue entries (a request that goes away is abandoned and leaves the queue).
     keepAliveTimer = vertx.setPeriodic(mutexes.options().heartbeatInterval().toMillis(), id -> keepWaitersAlive());
-    watchSweepTimer = vertx.setPeriodic(Math.max(100, watchLease.toMillis() / 4), id -> sweepWatches());
+    events = new MutexEventPublisher(vertx, addressPrefix, mutexes, maxWatched, watchLease, workers, metrics);
+    watchSweepTimer = vertx.setPeriodic(Math.max(100, watchLease.toMillis() / 4), id -> events.sweep());
     return super.start();
   }
 
   @Override
   protected void registerActions() {
-    action("tryAcquire", body -> {
+    action(MutexWire.TRY_ACQUIRE, body -> {
       String name = name(body);
       String owner = owner(body);
       return store(() -> mutexes.tryAcquire(name, owner)).map(r -> acquired(name, owner, r));
     });
-    action("acquire", body -> {
+    action(MutexWire.ACQUIRE, body -> {
       String name = name(body);
       String owner = owner(body);
       Long ms = Requests.optionalLong(body, "timeoutMs", 0, maxAcquireTimeout.toMillis());
       Duration timeout = ms == null ? maxAcquireTimeout : Duration.ofMillis(ms);
       return acquire(name, owner, timeout, Requests.optionalString(body, "liveness"));
     });
-    action("release", body -> {
+    action(MutexWire.RELEASE, body -> {
       String name = name(body);
       String owner = owner(body);
       FencingToken token = token(body);
@@ -129,9 +113,9 @@ public final class MutexVerticle extends LayerVerticle {
               grants.remove(key(name, owner));
             }
           })
-          .map(MutexVerticle::event);
+          .map(MutexWire::event);
     });
-    action("heartbeat", body -> {
+    action(MutexWire.HEARTBEAT, body -> {
       String name = name(body);
       String owner = owner(body);
       FencingToken token = token(body);
@@ -143,7 +127,7 @@ public final class MutexVerticle extends LayerVerticle {
               grants.remove(key(name, owner));
             }
           })
-          .map(o -> owner(name, o).put("held", true));
+          .map(o -> MutexWire.owner(name, o).put("held", true));
       if (token != null) {
         return beat;
       }
@@ -152,7 +136,7 @@ public final class MutexVerticle extends LayerVerticle {
           ? store(() -> mutexes.heartbeatWaiter(name, owner)).map(r -> acquired(name, owner, r))
           : Future.failedFuture(e));
     });
-    action("abandon", body -> {
+    action(MutexWire.ABANDON, body -> {
       String name = name(body);
       String owner = owner(body);
       List<Future<?>> cleanups = new ArrayList<>();
@@ -165,47 +149,39 @@ public final class MutexVerticle extends LayerVerticle {
       return Future.join(cleanups).transform(ar -> Future.succeededFuture(new JsonObject().put("name", name)
           .put("owner", owner).put("abandoned", cleanups.size())));
     });
-    action("unwatch", body -> {
+    action(MutexWire.UNWATCH, body -> {
       String name = name(body);
       String watcher = Requests.requiredString(body, "watcher");
-      Watch w = watched.get(name);
-      boolean removed = w != null && w.watchers.remove(watcher) != null;
-      if (w != null && w.watchers.isEmpty()) {
-        unwatch(name, w);
-      }
-      return Future.succeededFuture(new JsonObject().put("name", name).put("watcher", watcher).put("unwatched", removed));
+      return Future.succeededFuture(new JsonObject().put("name", name).put("watcher", watcher)
+          .put("unwatched", events.unwatch(name, watcher)));
     });
-    action("leave", body -> {
+    action(MutexWire.LEAVE, body -> {
       String name = name(body);
       String owner = owner(body);
       return store(() -> mutexes.leave(name, owner))
-          .map(b -> new JsonObject().put("name", name).put("owner", owner).put("left", b));
+          .map(b -> MutexWire.left(name, owner, b));
     });
-    action("state", body -> {
+    action(MutexWire.STATE, body -> {
       String name = name(body);
-      return store(() -> mutexes.state(name)).map(MutexVerticle::state);
+      return store(() -> mutexes.state(name)).map(MutexWire::state);
     });
-    action("inspect", body -> {
+    action(MutexWire.INSPECT, body -> {
       String name = name(body);
-      return store(() -> mutexes.inspect(name)).map(i -> state(i.state())
+      return store(() -> mutexes.inspect(name)).map(i -> MutexWire.state(i.state())
           .put("heldMs", i.heldFor().map(java.time.Duration::toMillis).orElse(null))
           .put("leaseLeftMs", i.leaseLeft().map(java.time.Duration::toMillis).orElse(null)));
     });
-    action("held", body -> {
+    action(MutexWire.HELD, body -> {
       String after = Requests.optionalString(body, "after");
       Long limit = Requests.optionalLong(body, "limit", 1, 10_000);
       int n = limit == null ? 100 : limit.intValue();
-      return store(() -> mutexes.heldMutexes(after, n)).map(names -> new JsonObject()
-          .put("names", new JsonArray(new ArrayList<>(names)))
-          .put("nextAfter", names.size() == n ? names.get(names.size() - 1) : null));
+      return store(() -> mutexes.heldMutexes(after, n)).map(names -> MutexWire.heldPage(names, n));
     });
-    action("watch", body -> {
+    action(MutexWire.WATCH, body -> {
       String name = name(body);
       String watcher = Requests.optionalString(body, "watcher");
       FencingToken after = sequence(body, "after");
-      return watch(name, watcher == null ? "" : watcher).compose(v -> replay(name, after))
-          .map(reply -> reply.put("name", name).put("leaseMs", watchLease.toMillis())
-              .put("address", CoordinationConfig.mutexEventsAddress(addressPrefix, name)));
+      return events.watch(name, watcher == null ? "" : watcher, after);
     });
   }
 
@@ -291,82 +267,6 @@ public final class MutexVerticle extends LayerVerticle {
         + "' did not acquire mutex '" + name + "' within " + timeout.toMillis() + " ms and left its queue"));
   }
 
-  /**
-   * Starts (or renews) {@code watcher}'s watch of {@code name}: this node publishes the mutex's
-   * events while at least one watcher's lease runs (once per mutex, however many watchers).
-   */
-  private Future<Void> watch(String name, String watcher) {
-    Watch existing = watched.get(name);
-    if (existing == null && watched.size() >= maxWatched) {
-      sweepWatches();
-      if (watched.size() >= maxWatched) {
-        return Future.failedFuture(FailureCodes.failure(FailureCodes.CONFLICT, "too_many_watched",
-            "this node already publishes the events of " + maxWatched + " mutexes (mutex.maxWatched)"));
-      }
-    }
-    String address = CoordinationConfig.mutexEventsAddress(addressPrefix, name);
-    long expiry = System.currentTimeMillis() + watchLease.toMillis();
-    return store(() -> {
-      Watch w = watched.computeIfAbsent(name, n -> {
-        Watch fresh = new Watch(mutexes.subscribe(n, event -> {
-          metrics.lockEvent(event.type().name());
-          vertx.eventBus().publish(address, event(event));
-        }));
-        // A failed subscription is forgotten, so that a later watch retries it.
-        fresh.subscription.whenComplete((s, e) -> {
-          if (e != null) {
-            watched.remove(n, fresh);
-          }
-        });
-        return fresh;
-      });
-      w.watchers.put(watcher, expiry);
-      return w.subscription;
-    }).mapEmpty();
-  }
-
-  /**
-   * The watch reply's replay: with {@code after} (the last sequence a watcher delivered), the events
-   * since then and whether some are missing (the log no longer holds {@code after}: trimmed, or
-   * another store); without, the newest sequence (where a new watcher starts).
-   */
-  private Future<JsonObject> replay(String name, FencingToken after) {
-    if (after == null) {
-      return store(() -> mutexes.latestEvent(name)).map(e -> new JsonObject()
-          .put("latest", e.map(x -> x.sequence().toString()).orElse(null)));
-    }
-    return store(() -> mutexes.events(name, after, MAX_REPLAY + 1)).map(events -> {
-      boolean found = !events.isEmpty() && events.get(0).sequence().equals(after);
-      List<LockEvent> missed = found ? events.subList(1, events.size()) : events;
-      boolean gap = !found || missed.size() > MAX_REPLAY - 1;
-      JsonArray out = new JsonArray();
-      missed.stream().limit(MAX_REPLAY - 1).forEach(e -> out.add(event(e)));
-      return new JsonObject().put("events", out).put("gap", gap);
-    });
-  }
-
-  /** Ends the watches whose watchers all let their lease run out, giving their slots back. */
-  private void sweepWatches() {
-    long now = System.currentTimeMillis();
-    for (Map.Entry<String, Watch> e : watched.entrySet()) {
-      Watch w = e.getValue();
-      w.watchers.values().removeIf(expiry -> expiry < now);
-      if (w.watchers.isEmpty()) {
-        unwatch(e.getKey(), w);
-      }
-    }
-  }
-
-  private void unwatch(String name, Watch w) {
-    if (w.watchers.isEmpty() && watched.remove(name, w)) {
-      w.subscription.thenAccept(MutexSubscription::close);
-    }
-  }
-
-  /** How many mutexes this node publishes the events of. */
-  int watchedCount() {
-    return watched.size();
-  }
 
   /**
    * Heartbeats the queue entries of the acquires waiting here; an entry found gone (removed by a
@@ -458,10 +358,14 @@ public final class MutexVerticle extends LayerVerticle {
           .onFailure(e -> LOG.debug("release on stop of " + g + " failed", e)));
     }
     return Future.join(releases).transform(ar -> {
-      watched.values().forEach(w -> w.subscription.thenAccept(MutexSubscription::close));
-      watched.clear();
+      events.close();
       return super.stop();
     });
+  }
+
+  /** How many mutexes this node publishes the events of. */
+  int watchedCount() {
+    return events.count();
   }
 
   /** How many grants obtained through this verticle are believed held. */
@@ -473,13 +377,12 @@ public final class MutexVerticle extends LayerVerticle {
     if (r.isHeld()) {
       return held(name, owner, r.token().get());
     }
-    return new JsonObject().put("name", name).put("owner", owner).put("held", false)
-        .put("position", r.position()).put("ticket", r.ticket().map(MutexVerticle::hex).orElse(null));
+    return MutexWire.queued(name, owner, r.position(), r.ticket().map(Versionstamp::getBytes).orElse(null));
   }
 
   private JsonObject held(String name, String owner, FencingToken token) {
     grants.put(key(name, owner), new Grant(name, owner, token));
-    return new JsonObject().put("name", name).put("owner", owner).put("held", true).put("token", token.toString());
+    return MutexWire.held(name, owner, token);
   }
 
   private static String key(String name, String owner) {
@@ -516,38 +419,5 @@ public final class MutexVerticle extends LayerVerticle {
     } catch (IllegalArgumentException e) {
       throw FailureCodes.badRequest("field '" + field + "': " + e.getMessage());
     }
-  }
-
-  static String hex(Versionstamp vs) {
-    return HEX.formatHex(vs.getBytes());
-  }
-
-  static JsonObject event(LockEvent e) {
-    return new JsonObject()
-        .put("type", e.type().name())
-        .put("mutex", e.mutex())
-        .put("sequence", e.sequence().toString())
-        .put("owner", e.owner().orElse(null))
-        .put("token", e.token().map(FencingToken::toString).orElse(null))
-        .put("previousOwner", e.previousOwner().orElse(null))
-        .put("previousToken", e.previousToken().map(FencingToken::toString).orElse(null));
-  }
-
-  static JsonObject owner(String name, MutexOwner o) {
-    return new JsonObject().put("name", name).put("owner", o.owner()).put("token", o.token().toString())
-        .put("heartbeats", o.heartbeats());
-  }
-
-  static JsonObject state(MutexState s) {
-    JsonArray queue = new JsonArray();
-    for (QueueEntry q : s.queue()) {
-      queue.add(new JsonObject().put("owner", q.owner()).put("ticket", hex(MutexService.versionstamp(q.ticket()))));
-    }
-    return new JsonObject().put("name", s.name()).put("held", s.isHeld())
-        .put("owner", s.owner().map(o -> owner(s.name(), o).copy()).map(j -> {
-          j.remove("name");
-          return j;
-        }).orElse(null))
-        .put("queue", queue);
   }
 }

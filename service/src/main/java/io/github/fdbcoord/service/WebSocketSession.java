@@ -1,5 +1,6 @@
 package io.github.fdbcoord.service;
 
+import io.github.fdbcoord.client.wire.MutexWire;
 import io.github.fdbcoord.client.CoordinationClient;
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.mutex.MutexService;
@@ -66,11 +67,11 @@ final class WebSocketSession {
   }
 
   private Future<JsonObject> watch(String name) {
-    return client.request(client.mutexAddress(), "watch", new JsonObject().put("name", name).put("watcher", watcher));
+    return client.request(client.mutexAddress(), MutexWire.WATCH, new JsonObject().put("name", name).put("watcher", watcher));
   }
 
   private void unwatch(String name) {
-    client.request(client.mutexAddress(), "unwatch", new JsonObject().put("name", name).put("watcher", watcher));
+    client.request(client.mutexAddress(), MutexWire.UNWATCH, new JsonObject().put("name", name).put("watcher", watcher));
   }
 
   private void onText(String text) {
@@ -83,7 +84,7 @@ final class WebSocketSession {
       }
       msg = (JsonObject) v;
     } catch (DecodeException e) {
-      error("the message is not valid JSON: " + HttpVerticle.abbreviate(String.valueOf(e.getMessage())));
+      error("the message is not valid JSON: " + HttpResponses.abbreviate(String.valueOf(e.getMessage())));
       return;
     }
     try {

@@ -527,7 +527,7 @@ class DashboardBrowserTest {
           .until(d -> condition.get());
     } catch (org.openqa.selenium.TimeoutException e) {
       throw new AssertionError("not within " + WAIT.toSeconds() + " s: " + what + "; console: " + consoleLog()
-          + "; page: " + HttpVerticle.abbreviate(text("main").replace('\n', ' ')), e);
+          + "; page: " + HttpResponses.abbreviate(text("main").replace('\n', ' ')), e);
     }
   }
 

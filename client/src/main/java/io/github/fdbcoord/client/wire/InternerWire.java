@@ -1,0 +1,110 @@
+package io.github.fdbcoord.client.wire;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * The interner's messages. Ids travel as unsigned decimal strings: JSON numbers lose precision
+ * above 2^53, and ids use all 64 bits.
+ */
+public final class InternerWire {
+  public static final String INTERN = "intern";
+  public static final String RESOLVE = "resolve";
+  public static final String LOOKUP = "lookup";
+  public static final String STATS = "stats";
+  public static final String LIST = "list";
+  public static final String LIST_NAMESPACES = "listNamespaces";
+  public static final String REMOVE_NAMESPACE = "removeNamespace";
+
+  private InternerWire() {}
+
+  /** An id as it travels. */
+  public static String id(long id) {
+    return Long.toUnsignedString(id);
+  }
+
+  /** The ids of an intern request's strings, as {@link #id(long)} strings. */
+  public static JsonArray ids(List<Long> ids) {
+    JsonArray out = new JsonArray();
+    ids.forEach(id -> out.add(id(id)));
+    return out;
+  }
+
+  /** The ids of an array of {@link #id(long)} strings. */
+  public static List<Long> ids(JsonArray array) {
+    List<Long> out = new ArrayList<>(array.size());
+    for (Object o : array) {
+      out.add(Long.parseUnsignedLong((String) o));
+    }
+    return out;
+  }
+
+  /** The reply of intern. */
+  public static JsonObject interned(String namespace, List<Long> ids) {
+    return new JsonObject().put("namespace", namespace).put("ids", ids(ids));
+  }
+
+  /** The ids of an intern reply. */
+  public static List<Long> interned(JsonObject j) {
+    return ids(j.getJsonArray("ids"));
+  }
+
+  /** The reply of resolve: an id per string, null for a string never interned. */
+  public static JsonObject resolved(String namespace, List<OptionalLong> ids) {
+    JsonArray out = new JsonArray();
+    for (OptionalLong id : ids) {
+      out.add(id.isPresent() ? id(id.getAsLong()) : null);
+    }
+    return new JsonObject().put("namespace", namespace).put("ids", out);
+  }
+
+  /** The ids of a resolve reply. */
+  public static List<OptionalLong> resolved(JsonObject j) {
+    List<OptionalLong> out = new ArrayList<>();
+    for (Object o : j.getJsonArray("ids")) {
+      out.add(o == null ? OptionalLong.empty() : OptionalLong.of(Long.parseUnsignedLong((String) o)));
+    }
+    return out;
+  }
+
+  /** The reply of lookup: a string per id, null for an unknown id. */
+  public static JsonObject lookedUp(String namespace, List<Optional<String>> strings) {
+    JsonArray out = new JsonArray();
+    strings.forEach(s -> out.add(s.orElse(null)));
+    return new JsonObject().put("namespace", namespace).put("strings", out);
+  }
+
+  /** The strings of a lookup reply. */
+  public static List<Optional<String>> lookedUp(JsonObject j) {
+    List<Optional<String>> out = new ArrayList<>();
+    for (Object o : j.getJsonArray("strings")) {
+      out.add(Optional.ofNullable((String) o));
+    }
+    return out;
+  }
+
+  /** The reply of listNamespaces. */
+  public static JsonObject namespaces(List<String> names) {
+    return new JsonObject().put("namespaces", WireProtocol.array(names));
+  }
+
+  /** The names of a listNamespaces reply. */
+  public static List<String> namespaces(JsonObject j) {
+    return WireProtocol.strings(j.getJsonArray("namespaces"));
+  }
+
+  /** The reply of removeNamespace. */
+  public static JsonObject removed(String namespace, boolean removed) {
+    return new JsonObject().put("namespace", namespace).put("removed", removed);
+  }
+
+  /** Whether a removeNamespace reply removed the namespace. */
+  public static boolean removed(JsonObject j) {
+    return j.getBoolean("removed");
+  }
+}
