@@ -4,6 +4,7 @@ import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 
 /**
@@ -36,7 +37,7 @@ public final class NativeClient {
     if (loaded != null || unloadableReason != null) {
       return unloadableReason;
     }
-    List<Path> candidates = candidates();
+    List<Path> candidates = List.copyOf(new LinkedHashSet<>(candidates()));
     Path file = candidates.stream().filter(Files::isReadable).findFirst().orElse(null);
     if (file == null) {
       unloadableReason = "FoundationDB's native client " + FILE_NAME + " was not found (looked in " + candidates
