@@ -246,7 +246,7 @@ class LimitsAndErrorsConformanceTest {
   }
 
   @TestTemplate
-  void readsAndCommitsMoreThanFiveSecondsAfterTheReadVersionFail1007ButBlindWritesCommit(Fixture f)
+  void readsAndCommitsMoreThanFiveSecondsAfterTheReadVersionFail1007ButCausalWriteRiskyBlindWritesCommit(Fixture f)
       throws InterruptedException {
     f.put("k", "v");
     Transaction reader = f.tx();
@@ -254,8 +254,10 @@ class LimitsAndErrorsConformanceTest {
     Transaction writer = f.tx();
     await(writer.get(f.key("k")));
     writer.set(f.key("k"), bytes("w"));
-    // The resolver calls a transaction too old only when it has read conflict ranges to check.
+    // The resolver calls a transaction too old only when it has read conflict ranges to check, and
+    // the client gives a blind write one of its own unless it is causal-write-risky (see below).
     Transaction blind = f.tx();
+    blind.options().setCausalWriteRisky();
     await(blind.getReadVersion());
     blind.set(f.key("blind"), bytes("b"));
     blind.clear(f.key("k"));
@@ -268,6 +270,28 @@ class LimitsAndErrorsConformanceTest {
     await(blind.commit());
     assertEquals("b", f.read("blind"));
     assertNull(f.read("k"));
+  }
+
+  /**
+   * FoundationDB's client makes a commit whose write conflict ranges meet none of its read
+   * conflict ranges conflict with itself: it adds one random {@code \xff/SC/<uid>} key to both
+   * (NativeAPI.actor.cpp, Transaction::commitMutations: {@code if (!causalWriteRisky && !intersects(
+   * write_conflict_ranges, read_conflict_ranges)) makeSelfConflicting()}), so a blind write has a
+   * read conflict range and the resolver calls it too old like any other. The embedded engine does
+   * not (docs/real-foundationdb.md, "Known differences"): this runs on [fdb] only until it does.
+   */
+  @TestTemplate
+  void blindWritesMoreThanFiveSecondsAfterTheReadVersionFail1007(Fixture f) throws InterruptedException {
+    org.junit.jupiter.api.Assumptions.assumeFalse(f.isEmbedded(), "known difference: the embedded engine commits"
+        + " a blind write with a read version older than 5 s (FoundationDB's client makes it self-conflicting;"
+        + " docs/real-foundationdb.md)");
+    Transaction blind = f.tx();
+    await(blind.getReadVersion());
+    blind.set(f.key("blind"), bytes("b"));
+    Thread.sleep(6_000);
+    f.put("tick", "1");
+    assertFdbError(FdbErrors.TRANSACTION_TOO_OLD, blind.commit());
+    assertNull(f.read("blind"));
   }
 
   @TestTemplate

@@ -1,4 +1,4 @@
-package io.github.fdbcoord.conformance;
+package io.github.fdbcoord.testing;
 
 import com.github.dockerjava.api.model.ExposedPort;
 import com.github.dockerjava.api.model.PortBinding;
@@ -12,11 +12,10 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 
 /**
- * A single-process FoundationDB in Docker (the official image, the version of our fdb-java), for
- * the conformance suite's real-cluster runs where no FDB_CLUSTER_FILE is given.
+ * A single-process FoundationDB in Docker (the official image, the version of our fdb-java): the
+ * last route of {@link SharedFdb}, where no cluster file is given and no fdbserver is found.
  *
  * <p>The image writes its own address into the cluster file; in its "host" networking mode that
  * address is 127.0.0.1:4500, so the container's port 4500 is bound to the host's port 4500 (not a
@@ -26,35 +25,18 @@ import java.util.List;
 final class FdbContainer {
   static final String IMAGE = "foundationdb/foundationdb:7.3.68";
   private static final int PORT = 4500;
-  private static final String NATIVE_CLIENT = System.mapLibraryName("fdb_c");
-  private static final List<String> NATIVE_CLIENT_DIRS = List.of("/usr/lib", "/usr/local/lib", "/usr/lib64",
-      "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/local/lib64");
 
   private static GenericContainer<?> container;
   private static Path clusterFile;
 
   private FdbContainer() {}
 
-  /** Why this route cannot run here, or null when it can. Cheap checks first: Docker's probe is slow. */
+  /** Why this route cannot run here, or null when it can (Docker's probe takes a while: ask once). */
   static String unavailableReason() {
-    if (!nativeClientInstalled()) {
-      return "the Testcontainers route needs FoundationDB's native client (" + NATIVE_CLIENT
-          + "), which is not installed";
-    }
     if (!DockerClientFactory.instance().isDockerAvailable()) {
-      return "the Testcontainers route needs Docker, which is not reachable";
+      return "no Docker engine is reachable for Testcontainers";
     }
     return null;
-  }
-
-  private static boolean nativeClientInstalled() {
-    String path = System.getProperty("java.library.path", "");
-    for (String dir : path.split(java.io.File.pathSeparator)) {
-      if (!dir.isEmpty() && Files.isReadable(Path.of(dir, NATIVE_CLIENT))) {
-        return true;
-      }
-    }
-    return NATIVE_CLIENT_DIRS.stream().anyMatch(dir -> Files.isReadable(Path.of(dir, NATIVE_CLIENT)));
   }
 
   /** Starts the container once per test JVM (Testcontainers removes it at exit) and returns a cluster file for it. */
@@ -72,7 +54,7 @@ final class FdbContainer {
     c.start();
     try {
       configure(c);
-      Path file = Files.createTempFile("fdb-conformance", ".cluster");
+      Path file = Files.createTempFile("fdb-container", ".cluster");
       file.toFile().deleteOnExit();
       Files.writeString(file, c.execInContainer("cat", "/var/fdb/fdb.cluster").getStdout().trim() + "\n");
       container = c;
