@@ -1,8 +1,13 @@
 package io.github.fdbcoord.embedded.client;
 
-import io.github.fdbcoord.embedded.EmbeddedDatabase;
-import io.github.fdbcoord.embedded.CommitsHeldException;
-import io.github.fdbcoord.embedded.engine.Engine;
+
+
+import io.github.fdbcoord.embedded.engine.CommitRequest;
+import io.github.fdbcoord.embedded.engine.CommitResult;
+import io.github.fdbcoord.embedded.engine.Limits;
+import io.github.fdbcoord.embedded.engine.PendingWrite;
+import io.github.fdbcoord.embedded.engine.TransactionEngine;
+import io.github.fdbcoord.embedded.engine.Versionstamps;
 import io.github.fdbcoord.embedded.engine.Watches;
 import io.github.fdbcoord.embedded.storage.Bytes;
 import io.github.fdbcoord.embedded.storage.VersionedStore;
@@ -48,8 +53,8 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
   private static final double DEFAULT_BACKOFF = 0.01;
   private static final double FUTURE_VERSION_RETRY_DELAY = 0.01;
 
-  private final EmbeddedDatabase database;
-  private final Engine engine;
+  private final DatabaseContext context;
+  private final TransactionEngine engine;
   private final Executor executor;
   private final ReadView.Snapshot snapshotView = new ReadView.Snapshot(this);
   private final TransactionOptions options = new TransactionOptions(this::setOption);
@@ -88,14 +93,16 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
   private CompletableFuture<byte[]> versionstamp = new CompletableFuture<>();
   private CompletableFuture<Void> pendingCommit;
   /** The engine's future of {@link #pendingCommit} while the engine holds it back, else null. */
-  private CompletableFuture<Engine.CommitResult> heldCommit;
+  private CompletableFuture<CommitResult> heldCommit;
   private ScheduledFuture<?> timeoutTask;
   private final TransactionDefaults defaults;
 
-  public EmbeddedTransaction(EmbeddedDatabase database, Engine engine, Executor executor, TransactionDefaults defaults) {
+  /** A new transaction of the database {@code context} describes; {@code executor} completes its futures. */
+  public EmbeddedTransaction(DatabaseContext context, Executor executor) {
+    TransactionDefaults defaults = context.defaults;
+    this.context = context;
     this.defaults = defaults;
-    this.database = database;
-    this.engine = engine;
+    this.engine = context.engine;
     this.executor = executor;
     this.timeoutMillis = defaults.timeoutMillis;
     this.retryLimit = defaults.retryLimit;
@@ -129,7 +136,7 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
 
   @Override
   public Database getDatabase() {
-    return database;
+    return context.database;
   }
 
   @Override
@@ -196,7 +203,7 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
   }
 
   private static int maxKeySize(byte[] key) {
-    return key.length > 0 && key[0] == (byte) 0xff ? Engine.SYSTEM_KEY_SIZE_LIMIT : Engine.KEY_SIZE_LIMIT;
+    return key.length > 0 && key[0] == (byte) 0xff ? Limits.SYSTEM_KEY_SIZE_LIMIT : Limits.KEY_SIZE_LIMIT;
   }
 
   private boolean consumeWriteConflict() {
@@ -225,7 +232,7 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
   }
 
   private <T> CompletableFuture<T> deliver(T value, boolean fromStorage, boolean tookReadVersion) {
-    long delay = fromStorage ? engine.readLatencyNanos * (tookReadVersion ? 2 : 1) : 0;
+    long delay = fromStorage ? engine.readLatencyNanos() * (tookReadVersion ? 2 : 1) : 0;
     if (delay == 0) {
       return CompletableFuture.completedFuture(value);
     }
@@ -238,12 +245,12 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
     if (t instanceof VersionedStore.TooOld) {
       t = FdbErrors.error(FdbErrors.TRANSACTION_TOO_OLD);
     }
-    if (engine.readLatencyNanos == 0) {
+    if (engine.readLatencyNanos() == 0) {
       return CompletableFuture.failedFuture(t);
     }
     CompletableFuture<T> f = new CompletableFuture<>();
     Throwable error = t;
-    engine.schedule(engine.readLatencyNanos, executor, () -> f.completeExceptionally(error));
+    engine.schedule(engine.readLatencyNanos(), executor, () -> f.completeExceptionally(error));
     return f;
   }
 
@@ -293,7 +300,7 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
         boolean fromStorage = !engine.tooOld(rv);
         if (fromStorage) {
           try {
-            value = engine.store.get(key, rv);
+            value = engine.get(key, rv);
           } catch (VersionedStore.TooOld e) {
             value = cachedValue(key);
             fromStorage = false;
@@ -554,7 +561,7 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
     boolean record = !rywDisabled;
     byte[][] seen = record ? new byte[16][] : null;
     int seenCount = 0;
-    try (VersionedStore.Cursor stored = engine.store.cursor(begin, end, reverse, rv)) {
+    try (VersionedStore.Cursor stored = engine.cursor(begin, end, reverse, rv)) {
       boolean s = stored.next();
       while (s || w != null) {
         int order;
@@ -824,7 +831,7 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
         }
         boolean took = readVersion < 0;
         long rv = readVersion();
-        return took && engine.readLatencyNanos > 0 ? deliver(rv, true, false) : CompletableFuture.completedFuture(rv);
+        return took && engine.readLatencyNanos() > 0 ? deliver(rv, true, false) : CompletableFuture.completedFuture(rv);
       }
     } catch (RuntimeException e) {
       return fail(e);
@@ -845,7 +852,7 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
 
   CompletableFuture<Long> estimatedRangeSize(byte[] begin, byte[] end) {
     long size = 0;
-    try (VersionedStore.Cursor c = engine.store.cursor(begin, end, false, engine.visibleVersion())) {
+    try (VersionedStore.Cursor c = engine.cursor(begin, end, false, engine.visibleVersion())) {
       while (c.next()) {
         size += c.key.length + c.value.length;
       }
@@ -859,7 +866,7 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
     List<byte[]> points = new ArrayList<>();
     points.add(begin);
     long acc = 0;
-    try (VersionedStore.Cursor c = engine.store.cursor(begin, end, false, engine.visibleVersion())) {
+    try (VersionedStore.Cursor c = engine.cursor(begin, end, false, engine.visibleVersion())) {
       while (c.next()) {
         acc += c.key.length + c.value.length;
         if (acc >= chunkSize) {
@@ -971,7 +978,7 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
       }
       return DROP;
     }
-    if (operand != null && operand.length > Engine.VALUE_SIZE_LIMIT) {
+    if (operand != null && operand.length > Limits.VALUE_SIZE_LIMIT) {
       defer(FdbErrors.VALUE_TOO_LARGE);
       return DROP;
     }
@@ -1112,7 +1119,7 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
     }
     PendingWrite next;
     if (type == MutationType.SET_VERSIONSTAMPED_VALUE) {
-      if (Engine.stampOffset(param) < 0) {
+      if (Versionstamps.stampOffset(param) < 0) {
         defer(FdbErrors.CLIENT_INVALID_OPERATION);
         return;
       }
@@ -1129,17 +1136,17 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
   }
 
   private void mutateStampedKey(byte[] key, byte[] value, boolean conflict) {
-    int offset = Engine.stampOffset(key);
+    int offset = Versionstamps.stampOffset(key);
     if (offset < 0) {
       defer(FdbErrors.CLIENT_INVALID_OPERATION);
       return;
     }
     // FoundationDB's range for the key to be: the stamp from just past the read version (when one
     // is known) to all 0xff, and the key after that.
-    byte[] low = Engine.fillStamp(key, Engine.versionstamp(readVersion >= 0 ? readVersion + 1 : 0));
+    byte[] low = Versionstamps.fillStamp(key, Versionstamps.versionstamp(readVersion >= 0 ? readVersion + 1 : 0));
     byte[] highStamp = new byte[10];
     Arrays.fill(highStamp, (byte) 0xff);
-    byte[] high = Bytes.min(Bytes.keyAfter(Engine.fillStamp(key, highStamp)), maxWriteKey());
+    byte[] high = Bytes.min(Bytes.keyAfter(Versionstamps.fillStamp(key, highStamp)), maxWriteKey());
     if (Bytes.compare(low, maxWriteKey()) >= 0) {
       defer(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
       return;
@@ -1148,7 +1155,7 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
       defer(FdbErrors.KEY_TOO_LARGE);
       return;
     }
-    if (value.length > Engine.VALUE_SIZE_LIMIT) {
+    if (value.length > Limits.VALUE_SIZE_LIMIT) {
       defer(FdbErrors.VALUE_TOO_LARGE);
       return;
     }
@@ -1201,7 +1208,7 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
       if ((own == null || own.kind != PendingWrite.Kind.KNOWN) && !inRanges(cleared, key)) {
         addReadConflict(key, Bytes.keyAfter(key));
       }
-      if (!engine.watches.reserve()) {
+      if (!engine.reserveWatch()) {
         return CompletableFuture.failedFuture(FdbErrors.error(FdbErrors.TOO_MANY_WATCHES));
       }
       CompletableFuture<Void> future = new CompletableFuture<>();
@@ -1223,7 +1230,7 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
 
   private synchronized void releaseUncommittedWatch(Watches.Watch w) {
     if (watches != null && watches.remove(w)) {
-      engine.watches.unreserve();
+      engine.unreserveWatch();
     }
   }
 
@@ -1242,12 +1249,12 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
       if (w.kind == PendingWrite.Kind.STAMPED) {
         throw FdbErrors.error(FdbErrors.ACCESSED_UNREADABLE);
       }
-      return w.applyOps(engine.store.get(key, rv));
+      return w.applyOps(engine.get(key, rv));
     }
     if (inRanges(cleared, key)) {
       return null;
     }
-    return engine.store.get(key, rv);
+    return engine.get(key, rv);
   }
 
   /**
@@ -1264,7 +1271,7 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
       if (!inRange || (known && Arrays.equals(w.seen, value))) {
         return false;
       }
-      engine.watches.unreserve();
+      engine.unreserveWatch();
       executor.execute(() -> w.future.complete(null));
       return true;
     });
@@ -1275,7 +1282,7 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
       return;
     }
     for (Watches.Watch w : watches) {
-      engine.watches.unreserve();
+      engine.unreserveWatch();
       executor.execute(() -> w.future.completeExceptionally(error));
     }
     watches = null;
@@ -1285,7 +1292,7 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
 
   @Override
   public CompletableFuture<Void> commit() {
-    Engine.CommitRequest req;
+    CommitRequest req;
     CompletableFuture<Void> result = new CompletableFuture<>();
     synchronized (this) {
       ensureOpen();
@@ -1302,7 +1309,7 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
       }
       state = State.COMMITTING;
       pendingCommit = result;
-      req = new Engine.CommitRequest();
+      req = new CommitRequest();
       req.writes = writes;
       req.clearedRanges = cleared;
       req.stampedKeys = stampedKeys;
@@ -1318,8 +1325,8 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
         }
       }
     }
-    if (engine.commitLatencyNanos > 0) {
-      engine.timer.schedule(() -> resolve(req, result), engine.commitLatencyNanos, TimeUnit.NANOSECONDS);
+    if (engine.commitLatencyNanos() > 0) {
+      engine.scheduleOnTimer(engine.commitLatencyNanos(), () -> resolve(req, result));
       return result;
     }
     return resolve(req, result);
@@ -1332,7 +1339,7 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
     List<Watches.Watch> live = new ArrayList<>(watches.size());
     for (Watches.Watch w : watches) {
       if (w.future.isDone()) {
-        engine.watches.unreserve();
+        engine.unreserveWatch();
       } else {
         live.add(w);
       }
@@ -1341,14 +1348,14 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
     return live;
   }
 
-  private CompletableFuture<Void> resolve(Engine.CommitRequest req, CompletableFuture<Void> result) {
-    CompletableFuture<Engine.CommitResult> applied;
+  private CompletableFuture<Void> resolve(CommitRequest req, CompletableFuture<Void> result) {
+    CompletableFuture<CommitResult> applied;
     try {
       applied = engine.commit(req);
     } catch (RuntimeException e) {
       applied = CompletableFuture.failedFuture(e);
     }
-    if (Engine.isHeld(applied)) {
+    if (engine.isHeld(applied)) {
       // Cancelled or timed out while held back (the disk is low on space, the storage lags), the
       // commit leaves the queue and never happens, rather than committing after its caller gave up.
       boolean cancelled;
@@ -1362,9 +1369,9 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
         engine.withdraw(applied, cancelError);
       }
     }
-    if (applied.isDone() && engine.commitLatencyNanos == 0) {
+    if (applied.isDone() && engine.commitLatencyNanos() == 0) {
       // In memory with no latency the commit is complete here, off the commit lock: finish inline.
-      Engine.CommitResult r = null;
+      CommitResult r = null;
       Throwable t = null;
       try {
         r = applied.join();
@@ -1385,12 +1392,12 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
       return;
     }
     for (Watches.Watch w : handed) {
-      engine.watches.unreserve();
+      engine.unreserveWatch();
       executor.execute(() -> w.future.completeExceptionally(error));
     }
   }
 
-  private CompletableFuture<Void> finishCommit(Engine.CommitResult r, Throwable t, CompletableFuture<Void> result,
+  private CompletableFuture<Void> finishCommit(CommitResult r, Throwable t, CompletableFuture<Void> result,
       List<Watches.Watch> handed) {
     List<Watches.Watch> requested;
     synchronized (this) {
@@ -1400,7 +1407,7 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
         if (r.version < 0) {
           versionstamp.completeExceptionally(FdbErrors.error(FdbErrors.NO_COMMIT_VERSION));
         } else {
-          versionstamp.complete(Engine.versionstamp(r.version));
+          versionstamp.complete(Versionstamps.versionstamp(r.version));
         }
       } else {
         FDBException error = t instanceof FDBException ? (FDBException) t
@@ -1530,12 +1537,12 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
       commitInFlight = pendingCommit;
       state = State.CANCELLED;
       cancelError = error;
-      CompletableFuture<Engine.CommitResult> held = heldCommit;
+      CompletableFuture<CommitResult> held = heldCommit;
       String lowOnSpace = held == null ? null : engine.lowOnSpace();
       if (lowOnSpace != null) {
         // Withdrawn, so certainly not committed, and the caller learns why it waited: set before the
         // withdrawal completes the commit (onError, on another thread, answers cancelError).
-        cancelError = new CommitsHeldException(error, lowOnSpace);
+        cancelError = context.heldError.apply(error, lowOnSpace);
       }
       if (held != null && !engine.withdraw(held, cancelError)) {
         cancelError = error; // let through just now: its outcome is the commit's
@@ -1552,8 +1559,8 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
   private void scheduleTimeout() {
     long elapsedMillis = (System.nanoTime() - creationNanos) / 1_000_000L;
     long remaining = Math.max(0, timeoutMillis - elapsedMillis);
-    timeoutTask = engine.timer.schedule(() -> cancelWith(FdbErrors.error(FdbErrors.TRANSACTION_TIMED_OUT)),
-        remaining, TimeUnit.MILLISECONDS);
+    timeoutTask = engine.scheduleOnTimer(TimeUnit.MILLISECONDS.toNanos(remaining),
+        () -> cancelWith(FdbErrors.error(FdbErrors.TRANSACTION_TIMED_OUT)));
   }
 
   private synchronized void setOption(int code, byte[] param) {
@@ -1591,7 +1598,7 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
         maxRetryDelayMillis = intParam(param, 0, Integer.MAX_VALUE);
         break;
       case 503:
-        sizeLimit = intParam(param, 32, Engine.TRANSACTION_SIZE_LIMIT);
+        sizeLimit = intParam(param, 32, Limits.TRANSACTION_SIZE_LIMIT);
         break;
       case 600:
         snapshotRyw++;
