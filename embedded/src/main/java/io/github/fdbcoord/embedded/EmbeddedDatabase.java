@@ -2,6 +2,7 @@ package io.github.fdbcoord.embedded;
 
 import io.github.fdbcoord.embedded.client.DatabaseContext;
 import io.github.fdbcoord.embedded.client.EmbeddedTransaction;
+import io.github.fdbcoord.embedded.client.OptionParams;
 import io.github.fdbcoord.embedded.client.TransactionDefaults;
 import io.github.fdbcoord.embedded.client.Unsupported;
 import io.github.fdbcoord.embedded.engine.DurableStore;
@@ -130,7 +131,7 @@ public final class EmbeddedDatabase implements Database {
   private void setOption(int code, byte[] param) {
     switch (code) {
       case 20:
-        engine.setMaxWatches((int) EmbeddedTransaction.intParam(param, 0, 1_000_000));
+        engine.setMaxWatches((int) OptionParams.intParam(param, 0, 1_000_000));
         break;
       case 26:
         defaults.snapshotRyw++;
@@ -139,16 +140,16 @@ public final class EmbeddedDatabase implements Database {
         defaults.snapshotRyw--;
         break;
       case 500:
-        defaults.timeoutMillis = EmbeddedTransaction.intParam(param, 0, Integer.MAX_VALUE);
+        defaults.timeoutMillis = OptionParams.intParam(param, 0, Integer.MAX_VALUE);
         break;
       case 501:
-        defaults.retryLimit = EmbeddedTransaction.intParam(param, -1, Integer.MAX_VALUE);
+        defaults.retryLimit = OptionParams.intParam(param, -1, Integer.MAX_VALUE);
         break;
       case 502:
-        defaults.maxRetryDelayMillis = EmbeddedTransaction.intParam(param, 0, Integer.MAX_VALUE);
+        defaults.maxRetryDelayMillis = OptionParams.intParam(param, 0, Integer.MAX_VALUE);
         break;
       case 503:
-        defaults.sizeLimit = EmbeddedTransaction.intParam(param, 32, Limits.TRANSACTION_SIZE_LIMIT);
+        defaults.sizeLimit = OptionParams.intParam(param, 32, Limits.TRANSACTION_SIZE_LIMIT);
         break;
       default:
         // Location cache, machine/datacenter ids, tracing: nothing to do in one process.

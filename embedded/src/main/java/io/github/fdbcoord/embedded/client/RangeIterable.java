@@ -90,7 +90,7 @@ public final class RangeIterable implements AsyncIterable<KeyValue> {
   }
 
   private final class Iterator implements AsyncIterator<KeyValue> {
-    private EmbeddedTransaction.Bounds bounds;
+    private MergedView.Bounds bounds;
     private byte[] cursorBegin;
     private byte[] cursorEnd;
     private List<KeyValue> buffer = new ArrayList<>();
@@ -116,14 +116,14 @@ public final class RangeIterable implements AsyncIterable<KeyValue> {
       if (bad != null) {
         return bad.thenApply(v -> false);
       }
-      CompletableFuture<EmbeddedTransaction.Bounds> resolved = bounds != null
+      CompletableFuture<MergedView.Bounds> resolved = bounds != null
           ? CompletableFuture.completedFuture(bounds)
           : tx.resolveBounds(begin, end, snapshot);
       pending = resolved.thenCompose(this::fetch);
       return pending;
     }
 
-    private CompletableFuture<Boolean> fetch(EmbeddedTransaction.Bounds b) {
+    private CompletableFuture<Boolean> fetch(MergedView.Bounds b) {
       synchronized (this) {
         if (bounds == null) {
           bounds = b;
