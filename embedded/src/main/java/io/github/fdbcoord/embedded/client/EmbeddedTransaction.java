@@ -3,16 +3,12 @@ package io.github.fdbcoord.embedded.client;
 import io.github.fdbcoord.embedded.engine.Limits;
 import io.github.fdbcoord.embedded.engine.PendingWrite;
 import io.github.fdbcoord.embedded.engine.TransactionEngine;
-import io.github.fdbcoord.embedded.engine.Versionstamps;
 import io.github.fdbcoord.embedded.engine.Watches;
 import io.github.fdbcoord.embedded.storage.Bytes;
-import io.github.fdbcoord.embedded.storage.VersionedStore;
 
 import com.apple.foundationdb.Database;
 import com.apple.foundationdb.FDBException;
 import com.apple.foundationdb.KeyArrayResult;
-import com.apple.foundationdb.KeySelector;
-import com.apple.foundationdb.KeyValue;
 import com.apple.foundationdb.MutationType;
 import com.apple.foundationdb.Range;
 import com.apple.foundationdb.ReadTransaction;
@@ -20,7 +16,6 @@ import com.apple.foundationdb.Transaction;
 import com.apple.foundationdb.TransactionOptions;
 import io.github.fdbcoord.fdb.FdbErrors;
 
-import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -40,9 +35,6 @@ import java.util.function.Function;
 public final class EmbeddedTransaction extends ReadView implements Transaction {
   enum State { ACTIVE, COMMITTING, COMMITTED, CANCELLED }
 
-  private static final int DROP = -1;
-  private static final int WITH_CONFLICT = 1;
-
   final TransactionEngine engine;
   final Executor executor;
   private final DatabaseContext context;
@@ -51,9 +43,10 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
   private final long creationNanos = System.nanoTime();
   final TransactionSettings settings;
   final WriteMap writes = new WriteMap();
-  private final MergedView view;
   final ConflictRanges conflicts = new ConflictRanges();
   final OwnWatches watches;
+  private final TransactionReads reads;
+  private final TransactionWrites writer;
   private final CommitAttempt commit;
 
   State state = State.ACTIVE;
@@ -61,8 +54,6 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
   private boolean closed;
   private long readVersion = -1;
   private FDBException deferred;
-  /** Bytes of the writes: with the conflict ranges' bytes, the transaction's approximate size. */
-  private long writeBytes;
   private ScheduledFuture<?> timeoutTask;
 
   /** A new transaction of the database {@code context} describes; {@code executor} completes its futures. */
@@ -71,8 +62,9 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
     this.engine = context.engine;
     this.executor = executor;
     this.settings = new TransactionSettings(context.defaults);
-    this.view = new MergedView(engine, writes);
     this.watches = new OwnWatches(engine, executor);
+    this.reads = new TransactionReads(this);
+    this.writer = new TransactionWrites(this);
     this.commit = new CommitAttempt(this);
     if (settings.timeoutMillis > 0) {
       scheduleTimeout();
@@ -129,20 +121,20 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
   }
 
   /** The checks before any read: throws once closed; otherwise the error it must fail with, or null. */
-  private FDBException openForRead() {
+  FDBException openForRead() {
     ensureOpen();
     return readError();
   }
 
   /** Records an error of set/clear/mutate, to fail the next read or the commit. Caller holds the monitor. */
-  private void defer(int code) {
+  void defer(int code) {
     if (deferred == null) {
       deferred = FdbErrors.error(code);
     }
   }
 
   /** Whether a write may proceed; otherwise its error is deferred. Caller holds the monitor. */
-  private boolean writable() {
+  boolean writable() {
     if (state == State.CANCELLED) {
       if (deferred == null) {
         deferred = cancelError;
@@ -157,7 +149,7 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
   }
 
   long approximateSize() {
-    return writeBytes + conflicts.bytes();
+    return writer.bytes() + conflicts.bytes();
   }
 
   boolean hasReadVersion() {
@@ -170,249 +162,6 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
       readVersion = engine.grantReadVersion();
     }
     return readVersion;
-  }
-
-  /**
-   * FoundationDB's check before a read at the read version (1009). Whether the version is too old
-   * (1007) is decided where a read actually reaches storage: what the transaction's cache of earlier
-   * reads and its writes answer needs none. Caller holds the monitor.
-   */
-  private void checkReadVersion(long rv) {
-    if (rv > engine.visibleVersion()) {
-      throw FdbErrors.error(FdbErrors.FUTURE_VERSION);
-    }
-  }
-
-  private <T> CompletableFuture<T> deliver(T value, boolean fromStorage, boolean tookReadVersion) {
-    long delay = fromStorage ? engine.readLatencyNanos() * (tookReadVersion ? 2 : 1) : 0;
-    if (delay == 0) {
-      return CompletableFuture.completedFuture(value);
-    }
-    CompletableFuture<T> f = new CompletableFuture<>();
-    engine.schedule(delay, executor, () -> f.complete(value));
-    return f;
-  }
-
-  <T> CompletableFuture<T> fail(Throwable t) {
-    if (t instanceof VersionedStore.TooOld) {
-      t = FdbErrors.error(FdbErrors.TRANSACTION_TOO_OLD);
-    }
-    long latency = engine.readLatencyNanos();
-    if (latency == 0) {
-      return CompletableFuture.failedFuture(t);
-    }
-    CompletableFuture<T> f = new CompletableFuture<>();
-    Throwable error = t;
-    engine.schedule(latency, executor, () -> f.completeExceptionally(error));
-    return f;
-  }
-
-  // ---------------------------------------------------------------- reads
-
-  CompletableFuture<byte[]> get(byte[] key, boolean snapshot) {
-    if (key == null) {
-      throw new IllegalArgumentException("Key cannot be null");
-    }
-    try {
-      synchronized (this) {
-        FDBException err = openForRead();
-        if (err != null) {
-          return fail(err);
-        }
-        if (Bytes.compare(key, settings.maxReadKey()) >= 0) {
-          return fail(FdbErrors.error(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE));
-        }
-        if (key.length > Limits.maxKeySize(key)) {
-          return CompletableFuture.completedFuture(null);
-        }
-        // What the write map answers needs no read version (FoundationDB takes one at the first
-        // read that reaches storage).
-        PendingWrite w = null;
-        if (settings.seesOwnWrites(snapshot)) {
-          w = writes.get(key);
-          if (w != null) {
-            if (w.kind == PendingWrite.Kind.KNOWN) {
-              return CompletableFuture.completedFuture(copy(w.value));
-            }
-            if (w.kind == PendingWrite.Kind.STAMPED) {
-              return fail(FdbErrors.error(FdbErrors.ACCESSED_UNREADABLE));
-            }
-          } else {
-            if (writes.isCleared(key)) {
-              return CompletableFuture.completedFuture(null);
-            }
-            if (writes.isUnreadable(key)) {
-              return fail(FdbErrors.error(FdbErrors.ACCESSED_UNREADABLE));
-            }
-          }
-        }
-        boolean tookReadVersion = readVersion < 0;
-        long rv = readVersion();
-        checkReadVersion(rv);
-        byte[] value;
-        boolean fromStorage = !engine.tooOld(rv);
-        if (fromStorage) {
-          try {
-            value = engine.get(key, rv);
-          } catch (VersionedStore.TooOld e) {
-            value = view.cachedValue(key);
-            fromStorage = false;
-          }
-        } else {
-          value = view.cachedValue(key);
-        }
-        byte[] after = null;
-        if (!snapshot) {
-          after = Bytes.keyAfter(key);
-          conflicts.addRead(key, after);
-        }
-        if (fromStorage && !settings.rywDisabled) {
-          // keyAfter(key) is the cache's own copy of the key (shared with the conflict range).
-          view.recordPoint(after != null ? after : Bytes.keyAfter(key), value);
-        }
-        if (w != null) {
-          value = w.applyOps(value);
-        }
-        return deliver(copy(value), fromStorage, tookReadVersion);
-      }
-    } catch (RuntimeException e) {
-      return fail(e);
-    }
-  }
-
-  /** The first batch of a range read resolves its selectors; later batches reuse them. */
-  CompletableFuture<MergedView.Bounds> resolveBounds(KeySelector begin, KeySelector end, boolean snapshot) {
-    try {
-      synchronized (this) {
-        FDBException err = openForRead();
-        if (err != null) {
-          return fail(err);
-        }
-        byte[] max = settings.maxReadKey();
-        if (Bytes.compare(begin.getKey(), max) > 0 || Bytes.compare(end.getKey(), max) > 0) {
-          return fail(FdbErrors.error(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE));
-        }
-        boolean tookReadVersion = readVersion < 0;
-        long rv = readVersion();
-        checkReadVersion(rv);
-        MergedView.Bounds b = new MergedView.Bounds();
-        b.begin = resolveSelector(begin, rv, max, snapshot);
-        b.end = resolveSelector(end, rv, max, snapshot);
-        b.conflictBegin = Bytes.min(begin.getKey(), b.begin);
-        b.conflictEnd = MergedView.isFirstGreaterOrEqual(end) ? end.getKey() : Bytes.max(end.getKey(), b.end);
-        boolean plain = MergedView.isFirstGreaterOrEqual(begin) && MergedView.isFirstGreaterOrEqual(end);
-        return deliver(b, !plain, tookReadVersion);
-      }
-    } catch (RuntimeException e) {
-      return fail(e);
-    }
-  }
-
-  private byte[] resolveSelector(KeySelector sel, long rv, byte[] max, boolean snapshot) {
-    return view.resolveSelector(sel, rv, max, settings.seesOwnWrites(snapshot), !settings.rywDisabled);
-  }
-
-  private MergedView.Batch scan(byte[] begin, byte[] end, int limit, boolean reverse, long rv, boolean snapshot) {
-    return view.scan(begin, end, limit, reverse, rv, settings.seesOwnWrites(snapshot), !settings.rywDisabled);
-  }
-
-  /** Reads up to {@code limit} rows (0: all) of [begin, end) at the read version, own writes merged in. */
-  CompletableFuture<MergedView.Batch> readBatch(MergedView.Bounds bounds, byte[] begin, byte[] end, int limit,
-      boolean reverse, boolean snapshot) {
-    try {
-      synchronized (this) {
-        FDBException err = openForRead();
-        if (err != null) {
-          return fail(err);
-        }
-        long rv = readVersion();
-        checkReadVersion(rv);
-        MergedView.Batch batch = scan(begin, end, limit, reverse, rv, snapshot);
-        if (!snapshot) {
-          byte[] cb = begin;
-          byte[] ce = end;
-          if (batch.limited) {
-            KeyValue last = batch.rows.get(batch.rows.size() - 1);
-            if (reverse) {
-              cb = last.getKey();
-            } else {
-              ce = Bytes.keyAfter(last.getKey());
-            }
-          }
-          // The first and last batches also cover what the selectors needed to resolve.
-          if (Arrays.equals(begin, bounds.begin) && Bytes.compare(bounds.conflictBegin, cb) < 0
-              && !(reverse && batch.limited)) {
-            cb = bounds.conflictBegin;
-          }
-          if (Arrays.equals(end, bounds.end) && Bytes.compare(bounds.conflictEnd, ce) > 0
-              && !(!reverse && batch.limited)) {
-            ce = bounds.conflictEnd;
-          }
-          conflicts.addRangeRead(cb, ce, writes, settings.rywDisabled);
-        }
-        return deliver(batch, true, false);
-      }
-    } catch (RuntimeException e) {
-      return fail(e);
-    }
-  }
-
-  CompletableFuture<byte[]> getKey(KeySelector sel, boolean snapshot) {
-    try {
-      synchronized (this) {
-        FDBException err = openForRead();
-        if (err != null) {
-          return fail(err);
-        }
-        byte[] max = settings.maxReadKey();
-        if (Bytes.compare(sel.getKey(), max) > 0) {
-          return fail(FdbErrors.error(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE));
-        }
-        boolean tookReadVersion = readVersion < 0;
-        long rv = readVersion();
-        checkReadVersion(rv);
-        byte[] result;
-        if (MergedView.isFirstGreaterOrEqual(sel)) {
-          MergedView.Batch b = scan(Bytes.min(sel.getKey(), max), max, 1, false, rv, snapshot);
-          result = b.rows.isEmpty() ? max : b.rows.get(0).getKey();
-        } else {
-          result = resolveSelector(sel, rv, max, snapshot);
-        }
-        if (!snapshot) {
-          // FoundationDB's range for a resolved selector: from the selector's base to the result.
-          byte[] base = sel.orEqual() ? Bytes.keyAfter(sel.getKey()) : sel.getKey();
-          if (sel.getOffset() <= 0) {
-            conflicts.addRangeRead(result, base, writes, settings.rywDisabled);
-          } else {
-            conflicts.addRangeRead(base, Bytes.keyAfter(result), writes, settings.rywDisabled);
-          }
-        }
-        return deliver(result.clone(), true, tookReadVersion);
-      }
-    } catch (RuntimeException e) {
-      return fail(e);
-    }
-  }
-
-  /** Stored arrays are shared and never modified: callers get their own copies. */
-  private static byte[] copy(byte[] b) {
-    return b == null ? null : b.clone();
-  }
-
-  CompletableFuture<Long> readVersionFuture() {
-    try {
-      synchronized (this) {
-        ensureOpen();
-        if (state == State.CANCELLED) {
-          return fail(cancelError);
-        }
-        boolean took = readVersion < 0;
-        long rv = readVersion();
-        return took && engine.readLatencyNanos() > 0 ? deliver(rv, true, false) : CompletableFuture.completedFuture(rv);
-      }
-    } catch (RuntimeException e) {
-      return fail(e);
-    }
   }
 
   synchronized void assignReadVersion(long version) {
@@ -433,6 +182,11 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
 
   CompletableFuture<KeyArrayResult> rangeSplitPoints(byte[] begin, byte[] end, long chunkSize) {
     return RangeEstimates.splitPoints(engine, begin, end, chunkSize);
+  }
+
+  /** The reads that {@link ReadView} (this transaction and its snapshot view) funnel into. */
+  TransactionReads reads() {
+    return reads;
   }
 
   // ---------------------------------------------------------------- conflict ranges
@@ -489,104 +243,19 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
 
   // ---------------------------------------------------------------- writes
 
-  /**
-   * FoundationDB's checks before a point write, errors deferred: DROP when the write must not
-   * happen, otherwise whether it adds a write-conflict range (the one-shot
-   * NEXT_WRITE_NO_WRITE_CONFLICT_RANGE is consumed either way). Caller holds the monitor.
-   */
-  private int admitPointWrite(byte[] key, byte[] operand, boolean longKeyIsError) {
-    ensureOpen();
-    if (!writable()) {
-      return DROP;
-    }
-    boolean conflict = settings.consumeWriteConflict();
-    if (Bytes.compare(key, settings.maxWriteKey()) >= 0) {
-      defer(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
-      return DROP;
-    }
-    if (key.length > Limits.maxKeySize(key)) {
-      if (longKeyIsError) {
-        defer(FdbErrors.KEY_TOO_LARGE);
-      }
-      return DROP;
-    }
-    if (operand != null && operand.length > Limits.VALUE_SIZE_LIMIT) {
-      defer(FdbErrors.VALUE_TOO_LARGE);
-      return DROP;
-    }
-    return conflict ? WITH_CONFLICT : 0;
-  }
-
   @Override
   public synchronized void set(byte[] key, byte[] value) {
-    if (key == null || value == null) {
-      throw new IllegalArgumentException("Keys/Values must be non-null");
-    }
-    int admitted = admitPointWrite(key, value, true);
-    if (admitted == DROP) {
-      return;
-    }
-    writeBytes += key.length + value.length;
-    // The caller keeps its arrays: the transaction holds copies, as the native client does.
-    putKnown(key.clone(), value.clone(), admitted == WITH_CONFLICT);
-  }
-
-  /** Records a set (or, with a null value, a clear) of one key whose value is known now. */
-  private void putKnown(byte[] key, byte[] value, boolean conflict) {
-    writes.putKnown(key, value);
-    if (conflict) {
-      conflicts.addWrite(key, Bytes.keyAfter(key));
-    }
-    watches.written(key, null, value, true);
+    writer.set(key, value);
   }
 
   @Override
   public synchronized void clear(byte[] key) {
-    if (key == null) {
-      throw new IllegalArgumentException("Key cannot be null");
-    }
-    // No stored key is longer than the limit, so clearing one is a no-op rather than an error.
-    int admitted = admitPointWrite(key, null, false);
-    if (admitted == DROP) {
-      return;
-    }
-    writeBytes += key.length;
-    putKnown(key.clone(), null, admitted == WITH_CONFLICT);
+    writer.clear(key);
   }
 
   @Override
   public synchronized void clear(byte[] begin, byte[] end) {
-    if (begin == null || end == null) {
-      throw new IllegalArgumentException("Keys cannot be null");
-    }
-    ensureOpen();
-    if (!writable()) {
-      return;
-    }
-    boolean conflict = settings.consumeWriteConflict();
-    byte[] max = settings.maxWriteKey();
-    if (Bytes.compare(begin, max) > 0 || Bytes.compare(end, max) > 0) {
-      defer(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
-      return;
-    }
-    if (Bytes.compare(begin, end) > 0) {
-      defer(FdbErrors.INVERTED_RANGE);
-      return;
-    }
-    // No stored key is longer than the key limit, so longer bounds can be shortened.
-    begin = begin.length > Limits.maxKeySize(begin) ? Arrays.copyOf(begin, Limits.maxKeySize(begin) + 1) : begin;
-    end = end.length > Limits.maxKeySize(end) ? Arrays.copyOf(end, Limits.maxKeySize(end) + 1) : end;
-    if (Bytes.compare(begin, end) >= 0) {
-      return;
-    }
-    writeBytes += begin.length + end.length;
-    begin = begin.clone();
-    end = end.clone();
-    writes.clearRange(begin, end);
-    if (conflict) {
-      conflicts.addWrite(begin, end);
-    }
-    watches.written(begin, end, null, true);
+    writer.clear(begin, end);
   }
 
   @Override
@@ -601,64 +270,7 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
 
   @Override
   public synchronized void mutate(MutationType type, byte[] key, byte[] param) {
-    if (type == null || key == null || param == null) {
-      throw new IllegalArgumentException("Mutation type, key and parameter must be non-null");
-    }
-    if (type == MutationType.SET_VERSIONSTAMPED_KEY) {
-      // Its key exists only at commit: the checks apply to the key with the stamp filled in.
-      ensureOpen();
-      if (writable()) {
-        mutateStampedKey(key, param, settings.consumeWriteConflict());
-      }
-      return;
-    }
-    int admitted = admitPointWrite(key, param, true);
-    if (admitted == DROP) {
-      return;
-    }
-    key = key.clone();
-    param = param.clone();
-    PendingWrite next = writes.mutate(key, type, param);
-    if (next == null) {
-      defer(FdbErrors.CLIENT_INVALID_OPERATION);
-      return;
-    }
-    writeBytes += key.length + param.length;
-    if (admitted == WITH_CONFLICT) {
-      conflicts.addWrite(key, Bytes.keyAfter(key));
-    }
-    watches.written(key, null, next.value, next.kind == PendingWrite.Kind.KNOWN);
-  }
-
-  private void mutateStampedKey(byte[] key, byte[] value, boolean conflict) {
-    if (Versionstamps.stampOffset(key) < 0) {
-      defer(FdbErrors.CLIENT_INVALID_OPERATION);
-      return;
-    }
-    // FoundationDB's range for the key to be: the stamp from just past the read version (when one
-    // is known) to all 0xff, and the key after that.
-    byte[] maxWrite = settings.maxWriteKey();
-    byte[] low = Versionstamps.fillStamp(key, Versionstamps.versionstamp(readVersion >= 0 ? readVersion + 1 : 0));
-    byte[] highStamp = new byte[10];
-    Arrays.fill(highStamp, (byte) 0xff);
-    byte[] high = Bytes.min(Bytes.keyAfter(Versionstamps.fillStamp(key, highStamp)), maxWrite);
-    if (Bytes.compare(low, maxWrite) >= 0) {
-      defer(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
-      return;
-    }
-    if (low.length > Limits.maxKeySize(low)) {
-      defer(FdbErrors.KEY_TOO_LARGE);
-      return;
-    }
-    if (value.length > Limits.VALUE_SIZE_LIMIT) {
-      defer(FdbErrors.VALUE_TOO_LARGE);
-      return;
-    }
-    writes.addStampedKey(key.clone(), value.clone(), low, high);
-    writeBytes += key.length + value.length;
-    if (conflict) {
-      conflicts.addWrite(low, high);
-    }
+    writer.mutate(type, key, param);
   }
 
   // ---------------------------------------------------------------- watches
@@ -687,9 +299,9 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
       }
       byte[] seen;
       try {
-        seen = ownView(key);
+        seen = reads.ownView(key);
       } catch (RuntimeException e) {
-        return fail(e);
+        return reads.fail(e);
       }
       // FoundationDB reads the watched key as a serializable read, with its read conflict.
       PendingWrite own = writes.get(key);
@@ -713,29 +325,6 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
       });
       return future;
     }
-  }
-
-  /** The key's value as this transaction sees it, without adding a read conflict. */
-  private byte[] ownView(byte[] key) {
-    long rv = readVersion();
-    checkReadVersion(rv);
-    if (engine.tooOld(rv)) {
-      throw FdbErrors.error(FdbErrors.TRANSACTION_TOO_OLD);
-    }
-    PendingWrite w = writes.get(key);
-    if (w != null) {
-      if (w.kind == PendingWrite.Kind.KNOWN) {
-        return w.value;
-      }
-      if (w.kind == PendingWrite.Kind.STAMPED) {
-        throw FdbErrors.error(FdbErrors.ACCESSED_UNREADABLE);
-      }
-      return w.applyOps(engine.get(key, rv));
-    }
-    if (writes.isCleared(key)) {
-      return null;
-    }
-    return engine.get(key, rv);
   }
 
   // ---------------------------------------------------------------- commit
@@ -810,11 +399,10 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
     state = State.ACTIVE;
     cancelError = null;
     readVersion = -1;
-    writes.reset();
-    view.reset();
+    writer.reset();
+    reads.reset();
     conflicts.reset();
     deferred = null;
-    writeBytes = 0;
     commit.reset();
     settings.resetForRetry();
     if (settings.timeoutMillis > 0 && timeoutTask == null) {

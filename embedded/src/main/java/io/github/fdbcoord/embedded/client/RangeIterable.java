@@ -21,7 +21,7 @@ import java.util.concurrent.CompletionException;
  * a read abandoned early conflicts only with what it saw (as in FoundationDB).
  */
 public final class RangeIterable implements AsyncIterable<KeyValue> {
-  private final EmbeddedTransaction tx;
+  private final TransactionReads tx;
   private final KeySelector begin;
   private final KeySelector end;
   private final int limit;
@@ -29,7 +29,7 @@ public final class RangeIterable implements AsyncIterable<KeyValue> {
   private final StreamingMode mode;
   private final boolean snapshot;
 
-  RangeIterable(EmbeddedTransaction tx, KeySelector begin, KeySelector end, int limit, boolean reverse,
+  RangeIterable(TransactionReads tx, KeySelector begin, KeySelector end, int limit, boolean reverse,
       StreamingMode mode, boolean snapshot) {
     this.tx = tx;
     this.begin = begin;
