@@ -1,10 +1,13 @@
 package io.github.fdbcoord.embedded;
 
+import io.github.fdbcoord.embedded.client.DatabaseContext;
 import io.github.fdbcoord.embedded.client.EmbeddedTransaction;
+import io.github.fdbcoord.embedded.client.OptionParams;
 import io.github.fdbcoord.embedded.client.TransactionDefaults;
 import io.github.fdbcoord.embedded.client.Unsupported;
 import io.github.fdbcoord.embedded.engine.DurableStore;
 import io.github.fdbcoord.embedded.engine.Engine;
+import io.github.fdbcoord.embedded.engine.Limits;
 
 import com.apple.foundationdb.Database;
 import com.apple.foundationdb.DatabaseOptions;
@@ -38,16 +41,21 @@ import java.util.function.Function;
  * }</pre>
  */
 public final class EmbeddedDatabase implements Database {
+  private final EmbeddedOptions embeddedOptions;
   private final Engine engine;
   private final Executor executor;
   private final ExecutorService ownedExecutor;
   private final TransactionDefaults defaults = new TransactionDefaults();
+  private final DatabaseContext context;
   private final DatabaseOptions options = new DatabaseOptions(this::setOption);
 
-  private EmbeddedDatabase(Engine engine, Executor executor, ExecutorService ownedExecutor) {
+  private EmbeddedDatabase(EmbeddedOptions embeddedOptions, Engine engine, Executor executor,
+      ExecutorService ownedExecutor) {
+    this.embeddedOptions = embeddedOptions;
     this.engine = engine;
     this.executor = executor;
     this.ownedExecutor = ownedExecutor;
+    this.context = new DatabaseContext(this, engine, defaults, CommitsHeldException::new);
   }
 
   /** A new, empty database in memory. */
@@ -68,8 +76,8 @@ public final class EmbeddedDatabase implements Database {
       owned = defaultExecutor();
       executor = owned;
     }
-    Engine engine = DurableStore.open(options);
-    return new EmbeddedDatabase(engine, executor, owned);
+    Engine engine = DurableStore.open(options.engineConfig());
+    return new EmbeddedDatabase(options, engine, executor, owned);
   }
 
   /**
@@ -91,7 +99,7 @@ public final class EmbeddedDatabase implements Database {
 
   /** The engine's options, as opened. */
   public EmbeddedOptions embeddedOptions() {
-    return engine.options;
+    return embeddedOptions;
   }
 
   /**
@@ -112,7 +120,7 @@ public final class EmbeddedDatabase implements Database {
   @Override
   public Transaction createTransaction(Executor e, EventKeeper eventKeeper) {
     engine.checkUsable();
-    return new EmbeddedTransaction(this, engine, e, defaults);
+    return new EmbeddedTransaction(context, e);
   }
 
   @Override
@@ -123,7 +131,7 @@ public final class EmbeddedDatabase implements Database {
   private void setOption(int code, byte[] param) {
     switch (code) {
       case 20:
-        engine.watches.setMaxWatches((int) EmbeddedTransaction.intParam(param, 0, 1_000_000));
+        engine.setMaxWatches((int) OptionParams.intParam(param, 0, 1_000_000));
         break;
       case 26:
         defaults.snapshotRyw++;
@@ -132,16 +140,16 @@ public final class EmbeddedDatabase implements Database {
         defaults.snapshotRyw--;
         break;
       case 500:
-        defaults.timeoutMillis = EmbeddedTransaction.intParam(param, 0, Integer.MAX_VALUE);
+        defaults.timeoutMillis = OptionParams.intParam(param, 0, Integer.MAX_VALUE);
         break;
       case 501:
-        defaults.retryLimit = EmbeddedTransaction.intParam(param, -1, Integer.MAX_VALUE);
+        defaults.retryLimit = OptionParams.intParam(param, -1, Integer.MAX_VALUE);
         break;
       case 502:
-        defaults.maxRetryDelayMillis = EmbeddedTransaction.intParam(param, 0, Integer.MAX_VALUE);
+        defaults.maxRetryDelayMillis = OptionParams.intParam(param, 0, Integer.MAX_VALUE);
         break;
       case 503:
-        defaults.sizeLimit = EmbeddedTransaction.intParam(param, 32, Engine.TRANSACTION_SIZE_LIMIT);
+        defaults.sizeLimit = OptionParams.intParam(param, 32, Limits.TRANSACTION_SIZE_LIMIT);
         break;
       default:
         // Location cache, machine/datacenter ids, tracing: nothing to do in one process.

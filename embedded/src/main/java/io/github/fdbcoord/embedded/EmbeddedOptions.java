@@ -1,5 +1,7 @@
 package io.github.fdbcoord.embedded;
 
+import io.github.fdbcoord.embedded.engine.ApplyObserver;
+import io.github.fdbcoord.embedded.engine.EngineConfig;
 import io.github.fdbcoord.embedded.log.FileLayer;
 
 import java.nio.file.Path;
@@ -29,8 +31,10 @@ public final class EmbeddedOptions {
   private final long maxUnappliedBytes;
   private final long rowCacheBytes;
   private final long minFreeSpaceBytes;
+  private final ApplyObserver applyObserver;
 
   private EmbeddedOptions(Builder b) {
+    this.applyObserver = b.applyObserver;
     this.minFreeSpaceBytes = b.minFreeSpaceBytes;
     this.storageCacheBytes = b.storageCacheBytes;
     this.storageWriteBufferBytes = b.storageWriteBufferBytes;
@@ -133,6 +137,14 @@ public final class EmbeddedOptions {
     return files;
   }
 
+  /** What the engine needs of these options. */
+  EngineConfig engineConfig() {
+    return new EngineConfig(dataDirectory, dataDirectory == null ? null : storageDirectory(), files,
+        readLatency.toNanos(), commitLatency.toNanos(), compactAfterLogBytes, storageCacheBytes,
+        storageWriteBufferBytes, rowCacheBytes, maxUnappliedBytes, minFreeSpaceBytes, applyObserver);
+  }
+
+  /** Builds {@link EmbeddedOptions}; every setting has a default. */
   public static final class Builder {
     private Path dataDirectory;
     private Duration readLatency = Duration.ZERO;
@@ -146,6 +158,7 @@ public final class EmbeddedOptions {
     private long maxUnappliedBytes = 256L << 20;
     private long rowCacheBytes = 32L << 20;
     private long minFreeSpaceBytes = DEFAULT_MIN_FREE_SPACE_BYTES;
+    private ApplyObserver applyObserver;
 
     private Builder() {}
 
@@ -229,6 +242,12 @@ public final class EmbeddedOptions {
         throw new IllegalArgumentException(name + " must be positive, got " + bytes);
       }
       return bytes;
+    }
+
+    /** Tests stop or stall this database's applier at its steps (crash and back-pressure tests). */
+    Builder applyObserver(ApplyObserver observer) {
+      this.applyObserver = observer;
+      return this;
     }
 
     Builder files(FileLayer files) {

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Timeout;
 /**
  * A process dies while its applier moves versions that left the MVCC window into RocksDB. The child JVM
  * ({@link CrashBank.Child}) halts itself from the applier thread at an exact step (through
- * {@code Engine.applyObserver}): right after a batch went into RocksDB and before its versions left the
+ * the options' {@code applyObserver}): right after a batch went into RocksDB and before its versions left the
  * window; after the first batch of a round split in two (a bulk transaction made it larger than 8 MiB);
  * between two eviction chunks; and after the storage had been flushed and the log truncated, so that
  * recovery starts from RocksDB's files and not from an empty storage. After each death the directory

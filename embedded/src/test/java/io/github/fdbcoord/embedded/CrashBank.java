@@ -1,6 +1,7 @@
 package io.github.fdbcoord.embedded;
 
-import io.github.fdbcoord.embedded.engine.Engine;
+import io.github.fdbcoord.embedded.engine.ApplyObserver;
+import io.github.fdbcoord.embedded.engine.ApplyStep;
 import io.github.fdbcoord.embedded.log.FileLayer;
 import io.github.fdbcoord.embedded.log.ForwardingFileLayer;
 
@@ -231,12 +232,12 @@ final class CrashBank {
       String[] kill = args[5].split(":");
       String point = kill[0];
       int n = kill.length > 1 ? Integer.parseInt(kill[1]) : 0;
-      Engine.applyObserver = (step, version, more) -> {
+      ApplyObserver observer = (step, version, more) -> {
         boolean at = switch (point) {
-          case "written" -> step == Engine.ApplyStep.WRITTEN;
-          case "written-split" -> step == Engine.ApplyStep.WRITTEN && more;
-          case "evicted-mid" -> step == Engine.ApplyStep.EVICTED && more;
-          case "written-after-truncation" -> step == Engine.ApplyStep.WRITTEN && segmentDeletions.get() > 0;
+          case "written" -> step == ApplyStep.WRITTEN;
+          case "written-split" -> step == ApplyStep.WRITTEN && more;
+          case "evicted-mid" -> step == ApplyStep.EVICTED && more;
+          case "written-after-truncation" -> step == ApplyStep.WRITTEN && segmentDeletions.get() > 0;
           default -> false;
         };
         if (at && matches.incrementAndGet() == n) {
@@ -245,7 +246,7 @@ final class CrashBank {
       };
       FileLayer files = new KillingFiles(point, n);
       EmbeddedDatabase db = EmbeddedDatabase.open(EmbeddedOptions.builder().dataDirectory(dir)
-          .compactAfterLogBytes(compactAfter).files(files).build());
+          .compactAfterLogBytes(compactAfter).files(files).applyObserver(observer).build());
       openAccounts(db);
       List<Thread> threads = new ArrayList<>();
       for (int w = 0; w < writers; w++) {

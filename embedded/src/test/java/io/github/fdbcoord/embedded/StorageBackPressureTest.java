@@ -7,7 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.apple.foundationdb.FDBException;
 import com.apple.foundationdb.Transaction;
-import io.github.fdbcoord.embedded.engine.Engine;
+import io.github.fdbcoord.embedded.engine.ApplyObserver;
+import io.github.fdbcoord.embedded.engine.ApplyStep;
 import io.github.fdbcoord.fdb.FdbErrors;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -30,7 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Commits wait while the storage lags (as FoundationDB's ratekeeper throttles clients behind a slow
  * storage server), so the MVCC window's heap stays bounded: past a byte budget of unapplied changes,
  * and once the oldest unapplied commit is more than two seconds past the 5-second window. A stalled
- * applier (held at its first batch through {@code Engine.applyObserver}) stops commits; released, they
+ * applier (held at its first batch through the options' {@code applyObserver}) stops commits; released, they
  * resume and nothing is lost. A held commit waits in the engine's queue, not on its caller's thread, and
  * closing the database fails it at once.
  */
@@ -42,16 +43,15 @@ class StorageBackPressureTest {
   private final CountDownLatch release = new CountDownLatch(1);
 
   @AfterEach
-  void clearObserver() {
+  void releaseApplier() {
     release.countDown();
-    Engine.applyObserver = null;
   }
 
   /** Holds the applier at its first written batch until {@link #release}. */
-  private void stallApplier() {
+  private ApplyObserver stallApplier() {
     AtomicBoolean held = new AtomicBoolean();
-    Engine.applyObserver = (step, version, more) -> {
-      if (step == Engine.ApplyStep.WRITTEN && held.compareAndSet(false, true)) {
+    return (step, version, more) -> {
+      if (step == ApplyStep.WRITTEN && held.compareAndSet(false, true)) {
         try {
           release.await(60, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
@@ -120,8 +120,8 @@ class StorageBackPressureTest {
 
   @Test
   void commitsWaitOnceTheOldestUnappliedCommitIsTwoSecondsPastTheWindowAndResumeWhenTheApplierCatchesUp() {
-    stallApplier();
-    try (EmbeddedDatabase db = EmbeddedDatabase.open(EmbeddedOptions.builder().dataDirectory(dir).build())) {
+    try (EmbeddedDatabase db = EmbeddedDatabase.open(EmbeddedOptions.builder().dataDirectory(dir)
+        .applyObserver(stallApplier()).build())) {
       long started = System.nanoTime();
       Writer writer = new Writer(db, 16);
       // The applier takes its first batch at 6 s (the window plus its lag) and stalls on it; the

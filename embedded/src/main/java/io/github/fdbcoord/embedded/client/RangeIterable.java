@@ -21,7 +21,7 @@ import java.util.concurrent.CompletionException;
  * a read abandoned early conflicts only with what it saw (as in FoundationDB).
  */
 public final class RangeIterable implements AsyncIterable<KeyValue> {
-  private final EmbeddedTransaction tx;
+  private final TransactionReads tx;
   private final KeySelector begin;
   private final KeySelector end;
   private final int limit;
@@ -29,7 +29,7 @@ public final class RangeIterable implements AsyncIterable<KeyValue> {
   private final StreamingMode mode;
   private final boolean snapshot;
 
-  RangeIterable(EmbeddedTransaction tx, KeySelector begin, KeySelector end, int limit, boolean reverse,
+  RangeIterable(TransactionReads tx, KeySelector begin, KeySelector end, int limit, boolean reverse,
       StreamingMode mode, boolean snapshot) {
     this.tx = tx;
     this.begin = begin;
@@ -90,7 +90,7 @@ public final class RangeIterable implements AsyncIterable<KeyValue> {
   }
 
   private final class Iterator implements AsyncIterator<KeyValue> {
-    private EmbeddedTransaction.Bounds bounds;
+    private MergedView.Bounds bounds;
     private byte[] cursorBegin;
     private byte[] cursorEnd;
     private List<KeyValue> buffer = new ArrayList<>();
@@ -116,14 +116,14 @@ public final class RangeIterable implements AsyncIterable<KeyValue> {
       if (bad != null) {
         return bad.thenApply(v -> false);
       }
-      CompletableFuture<EmbeddedTransaction.Bounds> resolved = bounds != null
+      CompletableFuture<MergedView.Bounds> resolved = bounds != null
           ? CompletableFuture.completedFuture(bounds)
           : tx.resolveBounds(begin, end, snapshot);
       pending = resolved.thenCompose(this::fetch);
       return pending;
     }
 
-    private CompletableFuture<Boolean> fetch(EmbeddedTransaction.Bounds b) {
+    private CompletableFuture<Boolean> fetch(MergedView.Bounds b) {
       synchronized (this) {
         if (bounds == null) {
           bounds = b;

@@ -21,12 +21,12 @@ public abstract class ReadView implements ReadTransaction {
 
   @Override
   public CompletableFuture<byte[]> get(byte[] key) {
-    return tx().get(key, isSnapshot());
+    return tx().reads().get(key, isSnapshot());
   }
 
   @Override
   public CompletableFuture<byte[]> getKey(KeySelector selector) {
-    return tx().getKey(selector, isSnapshot());
+    return tx().reads().getKey(selector, isSnapshot());
   }
 
   @Override
@@ -47,7 +47,7 @@ public abstract class ReadView implements ReadTransaction {
   @Override
   public AsyncIterable<KeyValue> getRange(KeySelector begin, KeySelector end, int limit, boolean reverse,
       StreamingMode mode) {
-    return new RangeIterable(tx(), begin, end, limit, reverse, mode, isSnapshot());
+    return new RangeIterable(tx().reads(), begin, end, limit, reverse, mode, isSnapshot());
   }
 
   @Override
@@ -99,7 +99,7 @@ public abstract class ReadView implements ReadTransaction {
 
   @Override
   public CompletableFuture<Long> getReadVersion() {
-    return tx().readVersionFuture();
+    return tx().reads().readVersionFuture();
   }
 
   @Override

@@ -1,6 +1,5 @@
 package io.github.fdbcoord.embedded.engine;
 
-import io.github.fdbcoord.embedded.EmbeddedOptions;
 import io.github.fdbcoord.embedded.log.CommitLog;
 import io.github.fdbcoord.embedded.log.LogRecordWriter;
 import io.github.fdbcoord.embedded.storage.RocksStorage;
@@ -25,21 +24,26 @@ public final class DurableStore {
 
   private DurableStore() {}
 
-  public static Engine open(EmbeddedOptions options) {
-    if (options.dataDirectory() == null) {
-      return new Engine(options, new VersionedStore(), null, 0);
+  /**
+   * Opens the engine {@code config} describes: in memory, or recovered from its data directory.
+   *
+   * @throws UncheckedIOException when the data directory cannot be opened or recovered
+   */
+  public static Engine open(EngineConfig config) {
+    if (!config.durable()) {
+      return new Engine(config, new VersionedStore(), null, 0);
     }
-    Path dir = options.dataDirectory();
+    Path dir = config.dataDirectory();
     RocksStorage storage = null;
     CommitLog log = null;
     try {
       long started = System.nanoTime();
-      storage = RocksStorage.open(options.storageDirectory(), options.storageCacheBytes(),
-          options.storageWriteBufferBytes(), options.rowCacheBytes());
+      storage = RocksStorage.open(config.storageDirectory(), config.storageCacheBytes(),
+          config.storageWriteBufferBytes(), config.rowCacheBytes());
       long durable = storage.durableVersion();
       Loader loader = new Loader(storage, dir);
       boolean manifestRequired = storage.logManifestRequired();
-      log = CommitLog.open(options.files(), dir, durable, manifestRequired, loader);
+      log = CommitLog.open(config.files(), dir, durable, manifestRequired, loader);
       if (!manifestRequired) {
         // From now on a missing manifest is damage, not an older release's directory.
         storage.requireLogManifest();
@@ -52,7 +56,7 @@ public final class DurableStore {
       LOG.info(String.format("embedded engine %s opened in %d ms: storage at version %d, %d log records and %d"
           + " legacy snapshot entries replayed", dir, (System.nanoTime() - started) / 1_000_000, durable,
           loader.records, loader.snapshotEntries));
-      return new Engine(options, new VersionedStore(storage), log, log.recoveredVersion());
+      return new Engine(config, new VersionedStore(storage), log, log.recoveredVersion());
     } catch (IOException e) {
       closeQuietly(log, storage);
       throw new UncheckedIOException("cannot open the data directory " + dir + ": " + e.getMessage(), e);

@@ -1,6 +1,9 @@
 /**
- * Internal: the embedded engine's core: versions, the commit pipeline (resolve, apply to the MVCC window,
- * log), watches, the applier that moves versions older than the window into the storage, and opening a
- * data directory (recovery and migration).
+ * Internal: the embedded engine's core: the version clock and commit pipeline ({@code Engine}: resolve,
+ * apply to the MVCC window, log), held commits and the disk-space gate, watches, the applier that moves
+ * versions older than the window into the storage, and opening a data directory (recovery and migration,
+ * {@code DurableStore}). Configured by an {@code EngineConfig} that the root package builds from its
+ * options; depends on {@code log}, {@code storage} and {@code resolver}, never on {@code client} or the
+ * root package.
  */
 package io.github.fdbcoord.embedded.engine;

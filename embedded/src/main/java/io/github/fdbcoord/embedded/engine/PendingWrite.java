@@ -1,4 +1,4 @@
-package io.github.fdbcoord.embedded.client;
+package io.github.fdbcoord.embedded.engine;
 
 import com.apple.foundationdb.MutationType;
 
@@ -21,14 +21,14 @@ public final class PendingWrite {
   /** For STAMPED: the SET_VERSIONSTAMPED_VALUE operand, offset suffix included. */
   public byte[] stampOperand;
 
-  static PendingWrite known(byte[] value) {
+  public static PendingWrite known(byte[] value) {
     PendingWrite w = new PendingWrite();
     w.kind = Kind.KNOWN;
     w.value = value;
     return w;
   }
 
-  static PendingWrite stamped(byte[] operand) {
+  public static PendingWrite stamped(byte[] operand) {
     PendingWrite w = new PendingWrite();
     w.kind = Kind.STAMPED;
     w.stampOperand = operand;
@@ -36,7 +36,7 @@ public final class PendingWrite {
   }
 
   /** Stacks an atomic operation on this write (or on an unknown base when {@code w} is null). */
-  static PendingWrite withOp(PendingWrite w, MutationType type, byte[] operand) {
+  public static PendingWrite withOp(PendingWrite w, MutationType type, byte[] operand) {
     if (w != null && w.kind == Kind.KNOWN) {
       return known(Mutations.apply(type, w.value, operand));
     }

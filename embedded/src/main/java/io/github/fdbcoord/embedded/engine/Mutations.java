@@ -1,4 +1,4 @@
-package io.github.fdbcoord.embedded.client;
+package io.github.fdbcoord.embedded.engine;
 
 import io.github.fdbcoord.embedded.storage.Bytes;
 
@@ -12,7 +12,7 @@ import java.util.Arrays;
  * absent rather than as empty). A null existing value means the key is absent; a null result
  * means the key is cleared.
  */
-public final class Mutations {
+final class Mutations {
   static final int VALUE_SIZE_LIMIT = 100_000;
 
   private Mutations() {}

@@ -1,0 +1,27 @@
+package io.github.fdbcoord.embedded.engine;
+
+import java.util.List;
+import java.util.TreeMap;
+
+/** What a transaction hands over at commit. Filled by the transaction, read by the engine only. */
+public final class CommitRequest {
+  /** The transaction's read version (unset for a read-only commit). */
+  public long readVersion;
+  /** Flattened [begin, end) pairs. */
+  public List<byte[]> readConflicts;
+  /** Flattened [begin, end) pairs. */
+  public List<byte[]> writeConflicts;
+  /** Cleared ranges, begin to end, non-overlapping; null when none. */
+  public TreeMap<byte[], byte[]> clearedRanges;
+  /** Point writes by key; null when none. */
+  public TreeMap<byte[], PendingWrite> writes;
+  /** SET_VERSIONSTAMPED_KEY operands with their values: key template (offset suffix included), value. */
+  public List<byte[][]> stampedKeys;
+  /** Watches to register once the commit is applied; null when none. */
+  public List<Watches.Watch> watches;
+
+  /** Whether there is nothing to resolve or log: FoundationDB answers such a commit without the cluster. */
+  boolean readOnly() {
+    return writeConflicts.isEmpty() && writes == null && clearedRanges == null && stampedKeys == null;
+  }
+}
