@@ -4,7 +4,7 @@ import io.github.fdbcoord.embedded.EmbeddedDatabase;
 import io.github.fdbcoord.embedded.CommitsHeldException;
 import io.github.fdbcoord.embedded.engine.Engine;
 import io.github.fdbcoord.embedded.engine.Watches;
-import io.github.fdbcoord.embedded.storage.Bytes;
+import io.github.fdbcoord.embedded.bytes.Bytes;
 import io.github.fdbcoord.embedded.storage.VersionedStore;
 
 import com.apple.foundationdb.Database;

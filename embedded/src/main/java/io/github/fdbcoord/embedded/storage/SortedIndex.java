@@ -1,5 +1,6 @@
 package io.github.fdbcoord.embedded.storage;
 
+import io.github.fdbcoord.embedded.bytes.Bytes;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;

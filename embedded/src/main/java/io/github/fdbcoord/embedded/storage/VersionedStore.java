@@ -1,5 +1,7 @@
 package io.github.fdbcoord.embedded.storage;
 
+import io.github.fdbcoord.embedded.bytes.Bytes;
+import io.github.fdbcoord.embedded.bytes.KeyHash;
 import java.util.Iterator;
 import java.util.List;
 
@@ -62,7 +64,7 @@ public final class VersionedStore {
     int length;
     int trimAt = 8;
 
-    /** An empty chain, for a commit to write into; {@code hash} is {@link HashKey#hash}{@code (key)}. */
+    /** An empty chain, for a commit to write into; {@code hash} is {@link KeyHash#hash}{@code (key)}. */
     Chain(byte[] key, int hash) {
       this.bytes = key;
       this.hash = hash;
@@ -103,40 +105,6 @@ public final class VersionedStore {
     /** Whether the chain was removed; a removed key's next write creates a new chain. */
     boolean killed() {
       return pending < 0;
-    }
-  }
-
-  /** The hash of keys in the hash indexes (the store's {@link ChainTable}, the resolver's tables). */
-  public static final class HashKey {
-    private HashKey() {}
-
-    private static final java.lang.invoke.VarHandle LONGS =
-        java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
-
-    /**
-     * A well-mixed hash: keys often differ only in a few trailing bytes (tuple-encoded integers),
-     * which {@code Arrays.hashCode} maps onto few buckets.
-     */
-    public static int hash(byte[] b) {
-      long h = 0x9E3779B97F4A7C15L ^ b.length;
-      int i = 0;
-      for (; i + 8 <= b.length; i += 8) {
-        // A multiply and a fold per word; the final mix spreads what is left.
-        h = (h ^ (long) LONGS.get(b, i)) * 0x9E3779B97F4A7C15L;
-        h ^= h >>> 29;
-      }
-      long tail = 0;
-      for (int shift = 0; i < b.length; i++, shift += 8) {
-        tail |= (b[i] & 0xffL) << shift;
-      }
-      h = mix(h ^ tail);
-      return (int) (h ^ (h >>> 32));
-    }
-
-    private static long mix(long z) {
-      z = (z ^ (z >>> 33)) * 0xff51afd7ed558ccdL;
-      z = (z ^ (z >>> 33)) * 0xc4ceb9fe1a85ec53L;
-      return z ^ (z >>> 33);
     }
   }
 
@@ -193,7 +161,7 @@ public final class VersionedStore {
   }
 
   private Chain chain(byte[] key) {
-    return index.get(key, HashKey.hash(key));
+    return index.get(key, KeyHash.hash(key));
   }
 
   /**
@@ -216,7 +184,7 @@ public final class VersionedStore {
     int createdCount = 0;
     int i = 0;
     for (byte[] key : keys) {
-      int hash = HashKey.hash(key);
+      int hash = KeyHash.hash(key);
       Chain c;
       while (true) {
         c = index.get(key, hash);
@@ -325,12 +293,6 @@ public final class VersionedStore {
       }
     }
     return false;
-  }
-
-  /** In memory, the value of {@code head}'s key at {@code version}, or null when absent. */
-  static byte[] valueAt(Version head, long version) {
-    Version v = versionAt(head, version);
-    return v == null ? null : v.value;
   }
 
   /**
@@ -713,16 +675,5 @@ public final class VersionedStore {
       }
     }
     return removed;
-  }
-
-  /** Number of keys with a live newest value (for size estimates and tests). */
-  long liveKeyCount() {
-    long n = 0;
-    for (Iterator<Chain> it = chains(Bytes.EMPTY, null, false); it.hasNext(); ) {
-      if (it.next().latest() != null) {
-        n++;
-      }
-    }
-    return n;
   }
 }

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.github.fdbcoord.embedded.bytes.Bytes;
+import io.github.fdbcoord.embedded.bytes.KeyHash;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -24,7 +26,7 @@ import org.junit.jupiter.api.Test;
 public class SortedIndexTest {
 
   private static VersionedStore.Chain chain(byte[] key) {
-    return new VersionedStore.Chain(key, VersionedStore.HashKey.hash(key));
+    return new VersionedStore.Chain(key, KeyHash.hash(key));
   }
 
   private static List<VersionedStore.Chain> read(SortedIndex index, byte[] begin, byte[] end, boolean reverse) {
