@@ -10,6 +10,7 @@ import java.util.NavigableMap;
 import java.util.NoSuchElementException;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -33,7 +34,7 @@ import java.util.concurrent.locks.StampedLock;
  * structures are not ordered). So on equal keys the live chain wins, killed chains (whose tombstone
  * no reader can need) are skipped, and merges drop them.
  */
-public final class SortedIndex {
+public final class SortedIndex implements AutoCloseable {
   /** Chains a memtable takes before it is merged: small enough to stay in the processor's cache. */
   static final int DEFAULT_MEMTABLE_SIZE = 8_192;
   /** The middle array is merged into the base once it holds this fraction of it (a merge copies the base). */
@@ -41,17 +42,8 @@ public final class SortedIndex {
   /** ... and holds at least this many memtables. */
   private static final int MIN_MIDDLE_MEMTABLES = 8;
 
-  /** One merge thread for all engines: merges are rare, and an idle engine then holds no thread. */
-  private static final ThreadPoolExecutor MERGER;
-
-  static {
-    MERGER = new ThreadPoolExecutor(1, 1, 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
-      Thread t = new Thread(r, "fdb-embedded-index-merge");
-      t.setDaemon(true);
-      return t;
-    });
-    MERGER.allowCoreThreadTimeOut(true);
-  }
+  /** How long the merge thread outlives its last merge: an idle index then holds no thread. */
+  private static final long MERGER_KEEP_ALIVE_SECONDS = 10;
 
   /**
    * A memtable: a concurrent skip list for chains added one or a few at a time, and a sorted array
@@ -341,6 +333,12 @@ public final class SortedIndex {
   private final AtomicBoolean mergeScheduled = new AtomicBoolean();
   private final AtomicInteger killedSinceMerge = new AtomicInteger();
   private final AtomicInteger merges = new AtomicInteger();
+  /**
+   * This index's merge thread, started on the first merge and stopped by {@link #close()}: merges are
+   * rare, but one engine's long merge must not hold back another's.
+   */
+  private final ThreadPoolExecutor merger;
+  private volatile boolean closed;
 
   SortedIndex() {
     this(DEFAULT_MEMTABLE_SIZE);
@@ -349,7 +347,40 @@ public final class SortedIndex {
   SortedIndex(int memtableSize) {
     this.memtableSize = memtableSize;
     this.state = new State(Base.EMPTY, Base.EMPTY, null, new Memtable(memtableSize));
+    this.merger = new ThreadPoolExecutor(1, 1, MERGER_KEEP_ALIVE_SECONDS, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+        r -> {
+          Thread t = new Thread(r, MERGE_THREAD_NAME);
+          t.setDaemon(true);
+          return t;
+        });
+    this.merger.allowCoreThreadTimeOut(true);
   }
+
+  /**
+   * Stops the merge thread, waiting for a merge in progress. The index stays readable and writable:
+   * memtables just stop being merged. Idempotent.
+   */
+  @Override
+  public void close() {
+    closed = true;
+    merger.shutdown();
+    boolean interrupted = false;
+    while (true) {
+      try {
+        if (merger.awaitTermination(1, TimeUnit.MINUTES)) {
+          break;
+        }
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** The name of every index's merge thread. */
+  static final String MERGE_THREAD_NAME = "fdb-embedded-index-merge";
 
   /** Runs at least this long go to a memtable's {@link RunTable}, shorter ones to its skip list. */
   static final int MIN_RUN = 8;
@@ -395,8 +426,13 @@ public final class SortedIndex {
         }
       }
     }
-    if (size >= memtableSize && s.frozen() == null && mergeScheduled.compareAndSet(false, true)) {
-      MERGER.execute(this::merge);
+    if (size >= memtableSize && s.frozen() == null && !closed && mergeScheduled.compareAndSet(false, true)) {
+      try {
+        merger.execute(this::merge);
+      } catch (RejectedExecutionException e) {
+        // Closed meanwhile: the memtable keeps growing, as it does after close.
+        mergeScheduled.set(false);
+      }
     }
   }
 

@@ -11,7 +11,7 @@ import java.util.List;
  * ranges. Readers walk chains lock-free at their read version; only the committer (holding the
  * engine's commit lock) adds versions and trims chains.
  */
-public final class VersionedStore {
+public final class VersionedStore implements AutoCloseable {
   /**
    * One version of one key; {@code value == null} is a tombstone. Written before it is published
    * (through a chain's volatile head or a newer version's volatile link), never after.
@@ -158,6 +158,15 @@ public final class VersionedStore {
 
   public RocksStorage base() {
     return base;
+  }
+
+  /**
+   * Stops the store's background thread (the sorted index's merger). The {@link #base()} storage is
+   * not closed: whoever opened it closes it. Idempotent.
+   */
+  @Override
+  public void close() {
+    sorted.close();
   }
 
   private Chain chain(byte[] key) {
