@@ -295,7 +295,8 @@ public final class VersionedStore implements AutoCloseable {
     return base.get(key);
   }
 
-  private boolean clearedInWindow(byte[] key, long readVersion) {
+  /** Whether a range clear the window keeps as a range covers {@code key} at {@code readVersion}. */
+  boolean clearedInWindow(byte[] key, long readVersion) {
     for (RangeClear c : windowClears) {
       if (c.version <= readVersion && Bytes.compare(key, c.begin) >= 0 && Bytes.compare(key, c.end) < 0) {
         return true;
@@ -419,6 +420,10 @@ public final class VersionedStore implements AutoCloseable {
     return sorted.chains(begin, end, reverse);
   }
 
+  /** The newest version through which window state is being dropped into the storage. */
+  long evictingThrough() {
+    return evictingThrough;
+  }
 
   /**
    * Clears [begin, end) at {@code version}: a tombstone on every chain in the range and, below a
@@ -519,139 +524,13 @@ public final class VersionedStore implements AutoCloseable {
    * end of the key space), merging the window with the storage below it. Close it when done.
    */
   public Cursor cursor(byte[] begin, byte[] end, boolean reverse, long readVersion) {
-    return new Cursor(begin, end, reverse, readVersion);
+    return new Cursor(this, begin, end, reverse, readVersion);
   }
 
   /** See {@link #cursor}. {@link #next()} moves to the next live pair, then {@link #key} and {@link #value} hold it. */
-  public final class Cursor implements AutoCloseable {
-    private final byte[] begin;
-    private final byte[] end;
-    private final boolean reverse;
-    private final long readVersion;
-    private final Iterator<Chain> chains;
-    private Chain chain;
-    private org.rocksdb.RocksIterator stored;
-    /** The storage view holds every version up to this one. */
-    private long viewThrough;
-    private byte[] storedKey;
-    public byte[] key;
-    public byte[] value;
-
-    private Cursor(byte[] begin, byte[] end, boolean reverse, long readVersion) {
-      this.begin = begin;
-      this.end = end;
-      this.reverse = reverse;
-      this.readVersion = readVersion;
-      this.chains = chains(begin, end, reverse);
-      this.chain = chains.hasNext() ? chains.next() : null;
-      if (base != null) {
-        openView(null);
-      }
-    }
-
-    /** Takes a storage view positioned at the first key at or after {@code from} in scan order (null: the start). */
-    private void openView(byte[] from) {
-      if (stored != null) {
-        stored.close();
-      }
-      viewThrough = base.durableVersion();
-      stored = base.iterator();
-      base.checkReadable(readVersion);
-      if (!reverse) {
-        stored.seek(from != null ? from : begin);
-      } else if (from != null) {
-        stored.seekForPrev(from);
-      } else if (end == null) {
-        stored.seekToLast();
-      } else {
-        stored.seekForPrev(end);
-        if (stored.isValid() && Bytes.compare(stored.key(), end) >= 0) {
-          stored.prev();
-        }
-      }
-      readStoredKey();
-    }
-
-    private void readStoredKey() {
-      storedKey = null;
-      if (!stored.isValid()) {
-        return;
-      }
-      byte[] k = stored.key();
-      boolean inside = reverse ? Bytes.compare(k, begin) >= 0 : end == null || Bytes.compare(k, end) < 0;
-      if (inside) {
-        storedKey = k;
-      }
-    }
-
-    private void advanceStored() {
-      if (reverse) {
-        stored.prev();
-      } else {
-        stored.next();
-      }
-      readStoredKey();
-    }
-
-    /** Whether chains the view does not hold were dropped: then the view is renewed before it is trusted. */
-    private boolean viewStale() {
-      return evictingThrough > viewThrough;
-    }
-
-    public boolean next() {
-      while (true) {
-        if (chain == null && storedKey == null) {
-          return false;
-        }
-        int order = chain == null ? 1 : storedKey == null ? -1 : Bytes.compare(chain.bytes, storedKey) * (reverse ? -1 : 1);
-        Chain c = chain;
-        if (order <= 0) {
-          Version v = versionAt(c.head, readVersion);
-          if (v != null || base == null) {
-            chain = chains.hasNext() ? chains.next() : null;
-            if (order == 0) {
-              advanceStored();
-            }
-            if (v == null || v.value == null) {
-              continue;
-            }
-            key = c.bytes;
-            value = v.value;
-            return true;
-          }
-        }
-        // The window holds nothing at the read version for this key: the storage decides. Clears
-        // are read before the view is checked, as the applier drops them before it drops chains.
-        byte[] k = order < 0 ? c.bytes : storedKey;
-        boolean cleared = clearedInWindow(k, readVersion);
-        if (viewStale()) {
-          // The key's versions may have been dropped into the storage after this view was taken.
-          openView(k);
-          continue;
-        }
-        if (order <= 0) {
-          chain = chains.hasNext() ? chains.next() : null;
-        }
-        if (order < 0) {
-          continue;
-        }
-        byte[] storedValue = stored.value();
-        advanceStored();
-        if (cleared) {
-          continue;
-        }
-        key = k;
-        value = storedValue;
-        return true;
-      }
-    }
-
-    @Override
-    public void close() {
-      if (stored != null) {
-        stored.close();
-        stored = null;
-      }
+  public static final class Cursor extends RangeCursor {
+    private Cursor(VersionedStore store, byte[] begin, byte[] end, boolean reverse, long readVersion) {
+      super(store, begin, end, reverse, readVersion);
     }
   }
 
