@@ -518,5 +518,6 @@ public final class Engine implements TransactionEngine, AutoCloseable {
     if (log != null) {
       log.close();
     }
+    store.close();
   }
 }
