@@ -207,6 +207,9 @@ class FoundationDbFaultsTest {
           violation.compareAndSet(null, owner + " was granted the lock while " + holder.get() + " held it");
         }
         grants.incrementAndGet();
+        // Held a moment, so that a second owner granted meanwhile would be seen; cleared before the
+        // release is sent, since the lock may pass on as soon as the release commits.
+        pause(5);
         holder.set(null);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (post(port, "/mutexes/load/release", new JsonObject().put("owner", owner)) == null
@@ -317,6 +320,14 @@ class FoundationDbFaultsTest {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return null;
+    }
+  }
+
+  private static void pause(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 
