@@ -34,7 +34,8 @@ import java.util.function.Function;
  *
  * <p>Run: {@code mvn -q -o test-compile exec:java -Dexec.mainClass=io.github.fdbcoord.bench.AllocatorBenchmark}
  * (system properties {@code bench.seconds} per cell, default 4, and {@code bench.latencyMs},
- * default 1; set them with {@code -Dexec.args} or {@code MAVEN_OPTS}).
+ * default 1; set them with {@code -Dexec.args} or {@code MAVEN_OPTS}). With {@code -Dbench.clusterFile=<file>}
+ * the same cells run on that FoundationDB cluster too ({@link BenchTargets}), with no injected latency.
  */
 public final class AllocatorBenchmark {
   private static final int[] CONCURRENCY = {1, 4, 16, 64};
@@ -46,30 +47,34 @@ public final class AllocatorBenchmark {
     long latencyMs = Long.parseLong(System.getProperty("bench.latencyMs", "1"));
     EmbeddedOptions options = EmbeddedOptions.builder().latency(Duration.ofMillis(latencyMs)).build();
     List<String> rows = new ArrayList<>();
-    try (Database db = EmbeddedDatabase.open(options)) {
-      Executor executor = db.getExecutor();
-      for (String kind : new String[] {"naive", "windowed"}) {
-        for (int concurrency : CONCURRENCY) {
-          Subspace subspace = new Subspace(Tuple.from("bench", "allocator", UUID.randomUUID().toString()));
-          Function<Transaction, CompletableFuture<Long>> once = kind.equals("naive")
-              ? new NaiveAllocator("bench", db, subspace, executor)::allocateOnce
-              : new HighContentionAllocator("bench", db, subspace, executor)::allocateOnce;
-          Result r = run(db, executor, once, concurrency, seconds);
-          String row = String.format("| %-8s | %3d | %8.0f | %6.3f | %s |", kind, concurrency, r.perSecond(),
-              r.retriesPerAllocation(), r.distinct ? "yes" : "NO");
-          System.out.println(row);
-          rows.add(row);
-          db.run(tr -> {
-            tr.clear(Range.startsWith(subspace.getKey()));
-            return null;
-          });
+    for (BenchTargets.Target target : BenchTargets.targets("embedded, " + latencyMs + " ms latency",
+        () -> EmbeddedDatabase.open(options))) {
+      try (BenchTargets.Opened opened = target.open()) {
+        Database db = opened.database();
+        Executor executor = db.getExecutor();
+        for (String kind : new String[] {"naive", "windowed"}) {
+          for (int concurrency : CONCURRENCY) {
+            Subspace subspace = new Subspace(Tuple.from("bench", "allocator", UUID.randomUUID().toString()));
+            Function<Transaction, CompletableFuture<Long>> once = kind.equals("naive")
+                ? new NaiveAllocator("bench", db, subspace, executor)::allocateOnce
+                : new HighContentionAllocator("bench", db, subspace, executor)::allocateOnce;
+            Result r = run(db, executor, once, concurrency, seconds);
+            String row = String.format("| %s | %-8s | %3d | %8.0f | %6.3f | %s |", target.label(), kind, concurrency,
+                r.perSecond(), r.retriesPerAllocation(), r.distinct ? "yes" : "NO");
+            System.out.println(row);
+            rows.add(row);
+            db.run(tr -> {
+              tr.clear(Range.startsWith(subspace.getKey()));
+              return null;
+            });
+          }
         }
       }
     }
     System.out.println();
-    System.out.printf("latency %d ms per read and commit, %.1f s per cell%n", latencyMs, seconds);
-    System.out.println("| allocator | concurrent | allocations/s | retries/allocation | all distinct |");
-    System.out.println("|---|---:|---:|---:|---|");
+    System.out.printf("embedded: latency %d ms per read and commit; %.1f s per cell%n", latencyMs, seconds);
+    System.out.println("| store | allocator | concurrent | allocations/s | retries/allocation | all distinct |");
+    System.out.println("|---|---|---:|---:|---:|---|");
     rows.forEach(System.out::println);
     System.exit(0);
   }

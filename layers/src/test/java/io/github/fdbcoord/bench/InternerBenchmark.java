@@ -28,7 +28,8 @@ import java.util.concurrent.atomic.LongAdder;
  * System properties: {@code bench.seconds} (measured seconds per figure, default 10),
  * {@code bench.warmup} (default 3), {@code bench.clients} (default 64), {@code bench.batch} (default 100),
  * {@code bench.latencyMs} (default 1), {@code bench.modes} ("memory,latency"), {@code bench.internOnly}
- * (skip the lookup figures, for profiling), {@code bench.baseline} (default true; false skips the raw
+ * (skip the lookup figures, for profiling); mode {@code cluster} runs the same figures (not the
+ * raw-engine baseline) on the FoundationDB cluster named by {@code -Dbench.clusterFile} ({@link BenchTargets}), {@code bench.baseline} (default true; false skips the raw
  * engine figure).
  *
  * <p>Mode {@code sustained} ({@code -Dbench.modes=sustained}, run with {@code -Xmx2g}): a durable engine
@@ -60,6 +61,16 @@ public final class InternerBenchmark {
     for (String mode : modes.split(",")) {
       if (mode.equals("sustained")) {
         sustained();
+        continue;
+      }
+      if (mode.equals("cluster")) {
+        BenchTargets.Target target = BenchTargets.cluster();
+        if (target == null) {
+          throw new IllegalArgumentException("mode cluster needs -D" + BenchTargets.CLUSTER_FILE_PROPERTY + "=<cluster file>");
+        }
+        try (BenchTargets.Opened opened = target.open()) {
+          runAll(opened.database(), target.label());
+        }
         continue;
       }
       EmbeddedOptions options = mode.equals("latency")

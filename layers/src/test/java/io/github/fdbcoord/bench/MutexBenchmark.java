@@ -1,5 +1,6 @@
 package io.github.fdbcoord.bench;
 
+import com.apple.foundationdb.Database;
 import com.apple.foundationdb.directory.DirectoryLayer;
 import com.apple.foundationdb.directory.DirectorySubspace;
 import io.github.fdbcoord.embedded.EmbeddedDatabase;
@@ -18,7 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Mutex benchmark on the in-memory embedded engine:
+ * Mutex benchmark on the in-memory embedded engine (and a FoundationDB cluster, see below):
  * <ol>
  *   <li>hand-off latency: from the moment the holder's release has committed (its future completed)
  *       to the moment the waiter's acquire future completes, p50/p99 over many hand-offs between two
@@ -28,7 +29,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *       releases its mutex; time to completion and grants per second.</li>
  * </ol>
  * Run: {@code mvn -q -o test-compile exec:java -Dexec.mainClass=io.github.fdbcoord.bench.MutexBenchmark}
- * (optional args: hand-offs, uncontended seconds, mutexes, contenders per mutex).
+ * (optional args: hand-offs, uncontended seconds, mutexes, contenders per mutex). With
+ * {@code -Dbench.clusterFile=<file>} the same figures follow on that FoundationDB cluster ({@link BenchTargets}).
  */
 public final class MutexBenchmark {
   public static void main(String[] args) throws Exception {
@@ -37,7 +39,18 @@ public final class MutexBenchmark {
     int mutexes = args.length > 2 ? Integer.parseInt(args[2]) : 1000;
     int contenders = args.length > 3 ? Integer.parseInt(args[3]) : 10;
 
-    EmbeddedDatabase db = EmbeddedDatabase.inMemory();
+    System.out.println("JVM " + System.getProperty("java.version") + ", " + Runtime.getRuntime().availableProcessors() + " cores");
+    for (BenchTargets.Target target : BenchTargets.targets("embedded, in memory", EmbeddedDatabase::inMemory)) {
+      System.out.println("== " + target.label());
+      try (BenchTargets.Opened opened = target.open()) {
+        run(opened.database(), handoffs, uncontendedSeconds, mutexes, contenders);
+      }
+    }
+    System.exit(0);
+  }
+
+  private static void run(Database db, int handoffs, int uncontendedSeconds, int mutexes, int contenders)
+      throws Exception {
     List<String> path = List.of("bench", "mutex-" + UUID.randomUUID());
     DirectorySubspace root = DirectoryLayer.getDefault().createOrOpen(db, path).join();
     MutexOptions options = MutexOptions.builder()
@@ -46,7 +59,6 @@ public final class MutexBenchmark {
     MutexService p1 = MutexService.create(db, root, options);
     MutexService p2 = MutexService.create(db, root, options);
     try {
-      System.out.println("JVM " + System.getProperty("java.version") + ", " + Runtime.getRuntime().availableProcessors() + " cores");
       warmUp(p1, p2);
       handOffLatency(p1, p2, handoffs);
       uncontended(p1, uncontendedSeconds);
@@ -55,9 +67,7 @@ public final class MutexBenchmark {
       p1.close();
       p2.close();
       DirectoryLayer.getDefault().removeIfExists(db, path).join();
-      db.close();
     }
-    System.exit(0);
   }
 
   private static void warmUp(MutexService p1, MutexService p2) throws Exception {
