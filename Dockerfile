@@ -20,6 +20,7 @@ COPY api api
 COPY store store
 COPY embedded embedded
 COPY layers layers
+COPY testing testing
 COPY client client
 COPY cluster cluster
 COPY service service
