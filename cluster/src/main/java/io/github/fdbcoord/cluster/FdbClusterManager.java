@@ -279,6 +279,12 @@ public class FdbClusterManager implements ClusterManager {
     if (detector != null) {
       detector.close();
     }
+    // The clustered event bus of this node's Vert.x dies with the process too (its server and its
+    // connections); a Vert.x instance shared with other managers (tests) keeps its local bus.
+    if (vertx != null && vertx.clusterManager() == this
+        && vertx.eventBus() instanceof io.vertx.core.eventbus.impl.EventBusInternal bus) {
+      bus.close(io.vertx.core.Promise.promise());
+    }
   }
 
   /**

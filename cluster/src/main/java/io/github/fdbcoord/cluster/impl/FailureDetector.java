@@ -85,6 +85,9 @@ public final class FailureDetector {
 
   /** Connects to member {@code peer} (no-op for a peer that runs no detector). */
   void watch(String peer) {
+    if (peer.equals(nodeId)) {
+      return;
+    }
     connect(peer);
   }
 
