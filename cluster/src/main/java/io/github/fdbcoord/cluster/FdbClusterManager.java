@@ -161,12 +161,12 @@ public class FdbClusterManager implements ClusterManager {
     completeOnVertxThread(joined, promise);
   }
 
-  /** The failure detector, when enabled and there is a Vert.x instance to run its connections on. */
+  /** The failure detector, when enabled. */
   private CompletableFuture<FailureDetector> startDetector() {
-    if (!options.failureDetection() || vertx == null) {
+    if (!options.failureDetection()) {
       return CompletableFuture.completedFuture(null);
     }
-    FailureDetector d = new FailureDetector(vertx, options.suspicionWindow(), state);
+    FailureDetector d = new FailureDetector(options.suspicionWindow(), state);
     d.attach(nodeId, store, threads, membership);
     detector = d;
     return d.listen();

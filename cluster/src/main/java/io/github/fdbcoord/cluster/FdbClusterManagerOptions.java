@@ -258,7 +258,7 @@ public final class FdbClusterManagerOptions {
   /**
    * Whether the node watches its peers' connections to detect a crash quickly (a suspicion the
    * peer may refute within {@link #suspicionWindow()}, then an eviction); the lease stays the
-   * fallback. Needs a Vert.x instance ({@code init}) and a TCP port per node.
+   * fallback. Costs a TCP port per node and one idle connection per pair of nodes.
    */
   public boolean failureDetection() {
     return failureDetection;

@@ -3,6 +3,7 @@ package io.github.fdbcoord.cluster.impl;
 import io.github.fdbcoord.fdb.FdbErrors;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
 import io.vertx.core.internal.logging.Logger;
 import io.vertx.core.internal.logging.LoggerFactory;
 import io.vertx.core.net.NetClient;
@@ -28,15 +29,22 @@ import java.util.function.Predicate;
  * suspecter evicts the peer in the one transaction that commits only if the peer's record is still
  * the one it saw when it suspected it. A paused process keeps its sockets open, so it is never
  * suspected this way; a dead host or a partition closes nothing, and the node lease catches those.
- * Internal to the cluster manager.
+ *
+ * <p>The connections run on one small Vert.x instance shared by the detectors of the JVM (one event
+ * loop, closed with the last detector), not on the node's own: they are no traffic of the node, so
+ * they must not show in its metrics or keep its event loops busy. Internal to the cluster manager.
  */
 public final class FailureDetector {
+  private static Vertx transport;
+  private static int transportUsers;
+
   private static final Logger log = LoggerFactory.getLogger(FailureDetector.class);
   private static final long RETRY_MILLIS = 100;
   private static final int CONNECT_TIMEOUT_MILLIS = 1000;
 
-  private final Vertx vertx;
   private final Duration window;
+  private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+  private Vertx vertx;
   private final NodeState state;
   private final Set<NetSocket> accepted = ConcurrentHashMap.newKeySet();
   private final Map<String, NetSocket> peers = new ConcurrentHashMap<>();
@@ -49,15 +57,15 @@ public final class FailureDetector {
   private volatile Membership membership;
   private volatile Predicate<String> isMember = id -> false;
 
-  /** A detector of a node in {@code state}, on {@code vertx}'s event loops, suspecting for {@code window} before it evicts. */
-  public FailureDetector(Vertx vertx, Duration window, NodeState state) {
-    this.vertx = vertx;
+  /** A detector of a node in {@code state}, suspecting for {@code window} before it evicts. */
+  public FailureDetector(Duration window, NodeState state) {
     this.window = window;
     this.state = state;
   }
 
   /** Starts listening on an ephemeral port of every interface. */
   public CompletableFuture<FailureDetector> listen() {
+    vertx = acquireTransport();
     client = vertx.createNetClient(new NetClientOptions().setConnectTimeout(CONNECT_TIMEOUT_MILLIS).setTcpNoDelay(true));
     NetServer s = vertx.createNetServer();
     s.connectHandler(socket -> {
@@ -208,15 +216,33 @@ public final class FailureDetector {
 
   /** Closes the server, its connections and the connections to peers, as the death of the process would. */
   public Future<Void> close() {
+    if (!closed.compareAndSet(false, true) || vertx == null) {
+      return Future.succeededFuture();
+    }
     peers.values().forEach(NetSocket::close);
     peers.clear();
     accepted.forEach(NetSocket::close);
     NetServer s = server;
     NetClient c = client;
-    Future<Void> closed = s == null ? Future.succeededFuture() : s.close();
+    Future<Void> serverClosed = s == null ? Future.succeededFuture() : s.close();
     if (c != null) {
       c.close();
     }
-    return closed;
+    return serverClosed.andThen(ar -> releaseTransport());
+  }
+
+  private static synchronized Vertx acquireTransport() {
+    if (transport == null) {
+      transport = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(1).setInternalBlockingPoolSize(1));
+    }
+    transportUsers++;
+    return transport;
+  }
+
+  private static synchronized void releaseTransport() {
+    if (--transportUsers == 0 && transport != null) {
+      transport.close();
+      transport = null;
+    }
   }
 }
