@@ -3,6 +3,7 @@ package io.github.fdbcoord.cluster;
 import io.github.fdbcoord.fdb.FdbErrors;
 import com.apple.foundationdb.Database;
 import io.github.fdbcoord.cluster.impl.ClusterStore;
+import io.github.fdbcoord.cluster.impl.FailureDetector;
 import io.github.fdbcoord.cluster.impl.FdbAsyncMap;
 import io.github.fdbcoord.cluster.impl.FdbCounter;
 import io.github.fdbcoord.cluster.impl.FdbSyncMap;
@@ -78,6 +79,7 @@ public class FdbClusterManager implements ClusterManager {
   private volatile Store ownedStore;
   private volatile ClusterStore store;
   private volatile Locks locks;
+  private volatile FailureDetector detector;
 
   /**
    * Options from the JSON file named by the system property {@value #CONFIG_PROPERTY}, else a real
@@ -140,11 +142,12 @@ public class FdbClusterManager implements ClusterManager {
         .thenCompose(db -> ClusterStore.open(db, options.directory(), options.operationTimeout(), vertx))
         .thenCompose(s -> {
           store = s;
-          return Locks.open(s, threads, nodeId, options);
+          return startDetector();
         })
+        .thenComposeAsync(d -> Locks.open(store, threads, nodeId, options), threads.timer())
         .thenCompose(l -> {
           locks = l;
-          return membership.join(nodeId, store, threads);
+          return membership.join(nodeId, store, threads, locks, detector);
         })
         .whenComplete((cursor, err) -> {
           if (err != null) {
@@ -156,6 +159,17 @@ public class FdbClusterManager implements ClusterManager {
           }
         }).thenApply(cursor -> null);
     completeOnVertxThread(joined, promise);
+  }
+
+  /** The failure detector, when enabled. */
+  private CompletableFuture<FailureDetector> startDetector() {
+    if (!options.failureDetection()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    FailureDetector d = new FailureDetector(options.suspicionWindow(), state);
+    d.attach(nodeId, store, threads, membership);
+    detector = d;
+    return d.listen();
   }
 
   private Database openDatabase() {
@@ -207,7 +221,10 @@ public class FdbClusterManager implements ClusterManager {
       return;
     }
     threads.cancelPeriodic();
-    CompletableFuture<Void> left = locks.releaseAll()
+    // Registrations first, so senders stop choosing this node; then the locks go to their next
+    // waiters; the record last, so no peer suspects a node that is still handing over.
+    CompletableFuture<Void> left = registrations.removeOwn()
+        .thenCompose(v -> locks.releaseAll())
         .thenCompose(v -> membership.remove())
         .handle((removed, err) -> {
           state.set(State.LEFT);
@@ -224,6 +241,9 @@ public class FdbClusterManager implements ClusterManager {
   }
 
   private void shutdown() {
+    if (detector != null) {
+      detector.close();
+    }
     if (locks != null) {
       locks.close();
     }
@@ -243,10 +263,12 @@ public class FdbClusterManager implements ClusterManager {
   /**
    * Fault injection for tests and benchmarks (not API; reached from tests through their
    * {@code FaultInjection}): stops this node at once as a process crash would. Its heartbeats,
-   * reaper and membership and registration watches stop with its threads, and its mutex service
-   * stops the heartbeats of its locks, their waiters' heartbeats, its mutex reaper and its mutex
-   * watchers; nothing is removed from the store. The other nodes evict it after the node lease;
-   * its locks go to their next waiters after the lock lease.
+   * reaper, membership, registration and suspicion watches stop with its threads, its mutex
+   * service stops the heartbeats of its locks, their waiters' heartbeats, its mutex reaper and its
+   * mutex watchers, and its failure detector's sockets close (as the kernel closes a dead
+   * process's); nothing is removed from the store. The other nodes notice the closed connections
+   * and evict it after the suspicion window (after the node lease without failure detection); the
+   * eviction hands its locks to their next waiters.
    */
   void simulateCrash() {
     if (!state.move(State.ACTIVE, State.CRASHED)) {
@@ -254,22 +276,27 @@ public class FdbClusterManager implements ClusterManager {
     }
     threads.shutdownNow();
     locks.close();
+    if (detector != null) {
+      detector.close();
+    }
+    // The clustered event bus of this node's Vert.x dies with the process too (its server and its
+    // connections); a Vert.x instance shared with other managers (tests) keeps its local bus.
+    if (vertx != null && vertx.clusterManager() == this
+        && vertx.eventBus() instanceof io.vertx.core.eventbus.impl.EventBusInternal bus) {
+      bus.close(io.vertx.core.Promise.promise());
+    }
   }
 
   /**
-   * Fault injection for tests and benchmarks (not API): blocks this node's timer for {@code pause},
-   * so neither the node nor its locks heartbeat, as if the process were stopped (SIGSTOP). Once the
-   * pause ends the node finds out it was evicted, if it was, and re-joins; a lock it held that was
-   * handed to another node reports {@link FdbLock#lost()} and its release is refused.
+   * Fault injection for tests and benchmarks (not API): blocks this node's timer, membership and
+   * registration threads for {@code pause}, so neither the node nor its locks heartbeat, and it
+   * neither follows the logs nor answers suspicions, as if the process were stopped (SIGSTOP). Its
+   * sockets stay open, as a stopped process's do, so no peer suspects it: only the lease evicts it.
+   * Once the pause ends the node finds out it was evicted, if it was, and re-joins; a lock it held
+   * that was handed to another node reports {@link FdbLock#lost()} and its release fails.
    */
   void simulatePause(Duration pause) {
-    threads.timer().execute(() -> {
-      try {
-        Thread.sleep(pause.toMillis());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    });
+    threads.pause(pause);
   }
 
   // ================================================================== membership
@@ -355,6 +382,11 @@ public class FdbClusterManager implements ClusterManager {
   /** This node's way to the store (null before join); for tests that look at the store itself. */
   ClusterStore store() {
     return store;
+  }
+
+  /** This node's failure detector (null when disabled or before join); for tests. */
+  FailureDetector detector() {
+    return detector;
   }
 
   private ClusterStore joinedStore() {

@@ -26,14 +26,18 @@ import java.util.Set;
  * directory {@code ["fdbcoord", "mutex"]} (the coordination service's mutex root with its default
  * {@code rootDirectory}, so SharedData locks are ordinary mutexes of the service), node lease 10 s,
  * heartbeat every 2 s, reaper every 1 s, membership and registration logs kept 60 s, store
- * operations time out after 30 s.
+ * operations time out after 30 s, failure detection on with a 500 ms suspicion window. Leases,
+ * heartbeats and reaper intervals below what a store round trip can honour are refused
+ * ({@link #MIN_NODE_LEASE}, {@link #MIN_HEARTBEAT_INTERVAL}, {@link #MIN_REAPER_INTERVAL}, and
+ * {@code nodeLease >= 2 * heartbeatInterval + reaperInterval}).
  *
  * <p>JSON form ({@link #FdbClusterManagerOptions(JsonObject)}, {@link #toJson()}):
  * <pre>
  * { "store": "embedded" | "cluster",  "dataDirectory": "data",  "clusterFile": "/etc/foundationdb/fdb.cluster",
  *   "directory": ["fdbcoord", "cluster"], "lockDirectory": ["fdbcoord", "mutex"],
  *   "nodeLeaseMillis": 10000, "heartbeatIntervalMillis": 2000, "reaperIntervalMillis": 1000,
- *   "logRetentionMillis": 60000, "operationTimeoutMillis": 30000 }
+ *   "logRetentionMillis": 60000, "operationTimeoutMillis": 30000,
+ *   "failureDetection": true, "suspicionWindowMillis": 500 }
  * </pre>
  */
 public final class FdbClusterManagerOptions {
@@ -43,7 +47,23 @@ public final class FdbClusterManagerOptions {
   public static final List<String> DEFAULT_LOCK_DIRECTORY = List.of("fdbcoord", "mutex");
 
   private static final Set<String> KEYS = Set.of("store", "dataDirectory", "clusterFile", "directory", "lockDirectory",
-      "nodeLeaseMillis", "heartbeatIntervalMillis", "reaperIntervalMillis", "logRetentionMillis", "operationTimeoutMillis");
+      "nodeLeaseMillis", "heartbeatIntervalMillis", "reaperIntervalMillis", "logRetentionMillis", "operationTimeoutMillis",
+      "failureDetection", "suspicionWindowMillis");
+
+  /**
+   * The shortest heartbeat interval accepted: a heartbeat is a store round trip (a few milliseconds,
+   * more on a loaded machine), and one must complete before the next is due.
+   */
+  public static final Duration MIN_HEARTBEAT_INTERVAL = Duration.ofMillis(10);
+  /** The shortest reaper interval accepted (a reaper pass is a store round trip too). */
+  public static final Duration MIN_REAPER_INTERVAL = Duration.ofMillis(10);
+  /**
+   * The shortest node lease accepted. Shorter leases evict idle, healthy nodes whenever a heartbeat
+   * is late by a scheduling hiccup (a 2 ms lease gave 454 false evictions in 15 s on three idle nodes).
+   */
+  public static final Duration MIN_NODE_LEASE = Duration.ofMillis(100);
+  /** The shortest suspicion window accepted: a live suspect must see the suspicion and renew within it. */
+  public static final Duration MIN_SUSPICION_WINDOW = Duration.ofMillis(50);
 
   private final Database database;
   private final StoreOptions storeOptions;
@@ -54,6 +74,8 @@ public final class FdbClusterManagerOptions {
   private final Duration reaperInterval;
   private final Duration logRetention;
   private final Duration operationTimeout;
+  private final boolean failureDetection;
+  private final Duration suspicionWindow;
 
   private FdbClusterManagerOptions(Builder b) {
     this.database = b.database;
@@ -65,6 +87,8 @@ public final class FdbClusterManagerOptions {
     this.reaperInterval = b.reaperInterval;
     this.logRetention = b.logRetention;
     this.operationTimeout = b.operationTimeout;
+    this.failureDetection = b.failureDetection;
+    this.suspicionWindow = b.suspicionWindow;
   }
 
   /**
@@ -117,6 +141,16 @@ public final class FdbClusterManagerOptions {
     if (json.containsKey("operationTimeoutMillis")) {
       b.operationTimeout(millis(json, "operationTimeoutMillis"));
     }
+    if (json.containsKey("failureDetection")) {
+      Object v = json.getValue("failureDetection");
+      if (!(v instanceof Boolean on)) {
+        throw new IllegalArgumentException("failureDetection must be true or false, got " + v);
+      }
+      b.failureDetection(on);
+    }
+    if (json.containsKey("suspicionWindowMillis")) {
+      b.suspicionWindow(millis(json, "suspicionWindowMillis"));
+    }
     b.validate();
     return b;
   }
@@ -143,6 +177,8 @@ public final class FdbClusterManagerOptions {
     b.reaperInterval = reaperInterval;
     b.logRetention = logRetention;
     b.operationTimeout = operationTimeout;
+    b.failureDetection = failureDetection;
+    b.suspicionWindow = suspicionWindow;
     return b;
   }
 
@@ -166,7 +202,9 @@ public final class FdbClusterManagerOptions {
         .put("heartbeatIntervalMillis", heartbeatInterval.toMillis())
         .put("reaperIntervalMillis", reaperInterval.toMillis())
         .put("logRetentionMillis", logRetention.toMillis())
-        .put("operationTimeoutMillis", operationTimeout.toMillis());
+        .put("operationTimeoutMillis", operationTimeout.toMillis())
+        .put("failureDetection", failureDetection)
+        .put("suspicionWindowMillis", suspicionWindow.toMillis());
   }
 
   /** A database to use as is (never closed by the manager), or null to open {@link #storeOptions()}. */
@@ -217,6 +255,24 @@ public final class FdbClusterManagerOptions {
     return operationTimeout;
   }
 
+  /**
+   * Whether the node watches its peers' connections to detect a crash quickly (a suspicion the
+   * peer may refute within {@link #suspicionWindow()}, then an eviction); the lease stays the
+   * fallback. Costs a TCP port per node and one idle connection per pair of nodes.
+   */
+  public boolean failureDetection() {
+    return failureDetection;
+  }
+
+  /**
+   * How long a suspected node has to refute the suspicion before it is evicted. Shorter detects a
+   * crash sooner; it must stay above a store round trip plus the suspect's scheduling delay, or a
+   * live but slow node whose connection was merely reset is evicted (it then re-joins).
+   */
+  public Duration suspicionWindow() {
+    return suspicionWindow;
+  }
+
   @Override
   public String toString() {
     return database != null ? "FdbClusterManagerOptions(database handed in, " + toJson().put("store", "handed-in") + ")"
@@ -234,6 +290,8 @@ public final class FdbClusterManagerOptions {
     private Duration reaperInterval = Duration.ofSeconds(1);
     private Duration logRetention = Duration.ofSeconds(60);
     private Duration operationTimeout = Duration.ofSeconds(30);
+    private boolean failureDetection = true;
+    private Duration suspicionWindow = Duration.ofMillis(500);
 
     private Builder() {}
 
@@ -291,6 +349,18 @@ public final class FdbClusterManagerOptions {
       return this;
     }
 
+    /** Whether to detect crashes from peer connections (default true). */
+    public Builder failureDetection(boolean failureDetection) {
+      this.failureDetection = failureDetection;
+      return this;
+    }
+
+    /** Suspicion window (default 500 ms); at least {@link #MIN_SUSPICION_WINDOW}, shorter than the node lease. */
+    public Builder suspicionWindow(Duration suspicionWindow) {
+      this.suspicionWindow = positive(suspicionWindow, "suspicionWindow");
+      return this;
+    }
+
     /**
      * The options.
      *
@@ -303,6 +373,19 @@ public final class FdbClusterManagerOptions {
     }
 
     private void validate() {
+      atLeast(heartbeatInterval, MIN_HEARTBEAT_INTERVAL, "heartbeatInterval", "a heartbeat is a store round trip");
+      atLeast(reaperInterval, MIN_REAPER_INTERVAL, "reaperInterval", "a reaper pass is a store round trip");
+      atLeast(nodeLease, MIN_NODE_LEASE, "nodeLease", "shorter leases evict healthy nodes whenever a heartbeat is a little late");
+      atLeast(suspicionWindow, MIN_SUSPICION_WINDOW, "suspicionWindow", "a live suspect must see the suspicion and renew within it");
+      Duration needed = heartbeatInterval.multipliedBy(2).plus(reaperInterval);
+      if (nodeLease.compareTo(needed) < 0) {
+        throw new IllegalArgumentException("nodeLease (" + nodeLease.toMillis() + " ms) must be at least 2 x heartbeatInterval + reaperInterval ("
+            + needed.toMillis() + " ms): the reaper sees a record up to one reaper interval late, and one late heartbeat must not evict a node");
+      }
+      if (suspicionWindow.compareTo(nodeLease) >= 0) {
+        throw new IllegalArgumentException("suspicionWindow (" + suspicionWindow.toMillis() + " ms) must be shorter than nodeLease ("
+            + nodeLease.toMillis() + " ms), or suspicion would be slower than the lease");
+      }
       if (heartbeatInterval.compareTo(nodeLease) >= 0) {
         throw new IllegalArgumentException("heartbeatInterval (" + heartbeatInterval + ") must be shorter than nodeLease ("
             + nodeLease + "), or every node would be evicted");
@@ -320,6 +403,12 @@ public final class FdbClusterManagerOptions {
       throw new IllegalArgumentException(name + " must be positive, got " + d);
     }
     return d;
+  }
+
+  private static void atLeast(Duration d, Duration min, String name, String why) {
+    if (d.compareTo(min) < 0) {
+      throw new IllegalArgumentException(name + " (" + d.toMillis() + " ms) is below the minimum of " + min.toMillis() + " ms: " + why);
+    }
   }
 
   private static List<String> checkPath(List<String> path, String name) {

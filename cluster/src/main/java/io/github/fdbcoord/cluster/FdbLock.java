@@ -9,9 +9,13 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * A SharedData lock held through the mutex layer: one grant of the mutex of the same name, owned
- * by {@code nodeId/sequence}. Releasing twice releases once. When the mutex's reaper evicts the
- * grant (this node paused longer than the lease), {@link #lost()} completes and a warning is
- * logged; a later {@link #release()} is then refused by the store and changes nothing.
+ * by {@code nodeId/sequence}. Releasing twice releases once. When the grant is taken away (this
+ * node was evicted, for example after a pause longer than the lease, or the mutex's reaper saw no
+ * heartbeat for a lease), {@link #lost()} completes and a warning is logged; from then on
+ * {@link #release()} throws an {@link IllegalStateException} naming the lock and the token, so
+ * plain Vert.x code that only calls {@code release()} learns of the loss too (a release that races
+ * the discovery is refused by the store instead: {@link #releaseAsync()} fails). Guard writes to
+ * other systems with {@link #token()}: a later grant always has a greater token.
  *
  * <p>The locks of {@code vertx.sharedData()} on {@link FdbClusterManager} are of this type: cast to
  * it for the fencing token and the loss of the grant.
@@ -38,8 +42,19 @@ public final class FdbLock implements Lock {
     return grant.handle().lost();
   }
 
+  /**
+   * Releases the lock.
+   *
+   * @throws IllegalStateException when the grant is known to be lost: the caller's critical section
+   *     may have overlapped another holder's, and must not pass silently
+   */
   @Override
   public void release() {
+    if (grant.isLost()) {
+      grant.releaseAsync();
+      throw new IllegalStateException("lock '" + name() + "' (token " + token() + ") was lost before this release:"
+          + " another node may have held it meanwhile");
+    }
     releaseAsync();
   }
 

@@ -151,6 +151,10 @@ public final class ClusterManagerBenchmark {
       double handP99, double counterOps, double putOps, double getOps) {}
 
   public static void main(String[] args) throws Exception {
+    if (args.length > 0 && args[0].equals("detect")) {
+      detect(args.length > 1 ? Integer.parseInt(args[1]) : 2);
+      System.exit(0);
+    }
     int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 2;
     Duration pause = Duration.ofSeconds(args.length > 1 ? Long.parseLong(args[1]) : 20);
     System.out.printf("ClusterManagerBenchmark: %d round(s), %d cores, %s%n", rounds,
@@ -186,6 +190,69 @@ public final class ClusterManagerBenchmark {
       pause(k, pause);
     }
     System.exit(0); // Hazelcast leaves non-daemon threads behind
+  }
+
+  /**
+   * Crash detection and lock ping-pong, this manager (default options: lease 10 s, failure
+   * detection with a 500 ms suspicion window) and Hazelcast alternating, {@code rounds} times.
+   */
+  private static void detect(int rounds) throws Exception {
+    System.out.printf("ClusterManagerBenchmark detect: %d round(s), %d cores, load average %.2f%n", rounds,
+        Runtime.getRuntime().availableProcessors(), java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+    for (int round = 0; round < rounds; round++) {
+      for (Supplier<Kind> kind : List.<Supplier<Kind>>of(ClusterManagerBenchmark::fdbMemoryDefaultLease, HazelcastKind::new)) {
+        try (Kind k = kind.get()) {
+          pingPong(k);
+        }
+        try (Kind k = kind.get()) {
+          crash(k);
+        }
+      }
+      System.out.printf("load average %.2f%n", java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+    }
+  }
+
+  /**
+   * Nodes B and C each acquire and release one lock in a loop at the same time, so the lock
+   * alternates between them: cycles per second (both together) and the time from asking to holding.
+   */
+  private static void pingPong(Kind kind) throws Exception {
+    Nodes nodes = start(kind);
+    try {
+      Vertx b = nodes.vertx().get(1);
+      Vertx c = nodes.vertx().get(2);
+      for (int i = 0; i < 50; i++) {
+        await(b.sharedData().getLockWithTimeout("bench.pingpong", 10_000)).release();
+        await(c.sharedData().getLockWithTimeout("bench.pingpong", 10_000)).release();
+      }
+      java.util.concurrent.ConcurrentLinkedQueue<Double> waits = new java.util.concurrent.ConcurrentLinkedQueue<>();
+      AtomicLong cycles = new AtomicLong();
+      long end = System.nanoTime() + PHASE.toNanos();
+      long t0 = System.nanoTime();
+      List<CompletableFuture<Void>> loops = new ArrayList<>();
+      for (Vertx v : List.of(b, c)) {
+        loops.add(CompletableFuture.runAsync(() -> {
+          try {
+            while (System.nanoTime() < end) {
+              long asked = System.nanoTime();
+              Lock l = await(v.sharedData().getLockWithTimeout("bench.pingpong", 10_000));
+              waits.add((System.nanoTime() - asked) / 1e6);
+              l.release();
+              cycles.incrementAndGet();
+            }
+          } catch (Exception e) {
+            throw new RuntimeException(e);
+          }
+        }));
+      }
+      CompletableFuture.allOf(loops.toArray(new CompletableFuture<?>[0])).get(120, TimeUnit.SECONDS);
+      double seconds = (System.nanoTime() - t0) / 1e9;
+      double[] w = waits.stream().mapToDouble(Double::doubleValue).toArray();
+      System.out.printf(Locale.ROOT, "lock ping-pong B/C, %s: %.0f cycles/s, ask-to-hold p50 %.2f ms p99 %.2f ms (%d acquisitions)%n",
+          kind.name(), cycles.get() / seconds, pct(w, 50), pct(w, 99), w.length);
+    } finally {
+      stop(nodes);
+    }
   }
 
   private static FdbClusterManagerOptions benchOptions() {

@@ -192,8 +192,9 @@ class FdbClusterManagerTest {
 
   @Test
   void crashedNodeIsEvictedWithItsRegistrationsAndItsLockGoesToTheNextWaiter() throws Exception {
-    FdbClusterManager a = join(options());
-    FdbClusterManager b = join(options());
+    // The lease path (a dead host, a partition: no connection closes); FailureDetectionTest has the fast one.
+    FdbClusterManager a = join(options().failureDetection(false));
+    FdbClusterManager b = join(options().failureDetection(false));
     List<String> bEvents = new CopyOnWriteArrayList<>();
     b.nodeListener(recorder(bEvents));
     await((Promise<Void> p) -> a.addRegistration("orders", new RegistrationInfo(a.getNodeId(), 1, false), p));

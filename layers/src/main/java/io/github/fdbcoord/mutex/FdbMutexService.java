@@ -48,6 +48,7 @@ final class FdbMutexService implements MutexService {
   private final Set<HeartbeatingHandle> handles = ConcurrentHashMap.newKeySet();
   private final MutexTransitions transitions;
   private final MutexReaper reaper;
+  private final OwnerRemoval ownerRemoval;
   /** This start of the service: recorded with every grant and queue entry made or kept alive through it. */
   final Incarnation incarnation;
   private volatile boolean closed;
@@ -66,6 +67,7 @@ final class FdbMutexService implements MutexService {
     this.incarnation = new Incarnation(options.hostId(), java.util.UUID.randomUUID().toString());
     this.transitions = new MutexTransitions(schema, executor, incarnation,
         options.eventRetention().toMillis() * (VERSIONS_PER_SECOND / 1000));
+    this.ownerRemoval = new OwnerRemoval(schema, transitions, executor);
     this.reaper = options.reaperEnabled() ? new MutexReaper(this, options.lease(), options.reaperInterval()) : null;
     if (reaper != null) {
       reaper.start();
@@ -287,6 +289,12 @@ final class FdbMutexService implements MutexService {
           // The queue read below sees this transaction's own dequeues: the grant goes to a live waiter.
           return endGrant(tr, name, schema.unpackOwnerValue(ownerBytes), false).thenApply(a -> a.map(e -> count));
         }).thenCompose(f -> f);
+  }
+
+  @Override
+  public CompletableFuture<Integer> removeOwnersIn(Transaction tr, String ownerPrefix) {
+    checkName(ownerPrefix, "owner prefix");
+    return ownerRemoval.removeIn(tr, ownerPrefix);
   }
 
   /** Leaves the queue unless the mutex was granted meanwhile: then completes with the grant, else null. */

@@ -162,6 +162,16 @@ public interface MutexService extends AutoCloseable {
    */
   CompletableFuture<MutexSubscription> subscribe(String name, Consumer<LockEvent> listener);
 
+  /**
+   * Inside the caller's transaction {@code tr} (on this service's database): removes every queue
+   * entry of an owner whose name starts with {@code ownerPrefix}, and ends every grant such an owner
+   * holds, handing the mutex to its next waiter that stays (an EXPIRED event), as the reaper would
+   * after the lease. Nothing happens unless {@code tr} commits: a caller evicting a dead process
+   * makes this part of one transaction with the rest of the eviction. Completes with how many
+   * grants and queue entries it removed.
+   */
+  CompletableFuture<Integer> removeOwnersIn(com.apple.foundationdb.Transaction tr, String ownerPrefix);
+
   MutexOptions options();
 
   /**

@@ -43,6 +43,8 @@ import java.util.concurrent.Executor;
  * root("ttl", deadline, map, key)         = ''                         TTL index the sweeper scans
  * root("sm", map, key)                    = value bytes                sync-map entry
  * root("c", name)                         = 8-byte little-endian       counter (atomic ADD)
+ * root("p", nodeId)                       = (port:int)                 the node's failure-detector port (its host is the node info's)
+ * root("s", nodeId)                       = (suspecter:str)            a suspicion of the node; the node watches its own and refutes
  * </pre>
  *
  * <p>Time for TTLs is the database's version, which advances about 1,000,000 per second on a real
@@ -71,6 +73,8 @@ final class ClusterSchema {
   private final Subspace ttlIndex;
   private final Subspace syncMaps;
   private final Subspace counters;
+  private final Subspace probes;
+  private final Subspace suspicions;
 
   ClusterSchema(Subspace root) {
     this.root = root;
@@ -86,6 +90,8 @@ final class ClusterSchema {
     this.ttlIndex = root.get("ttl");
     this.syncMaps = root.get("sm");
     this.counters = root.get("c");
+    this.probes = root.get("p");
+    this.suspicions = root.get("s");
   }
 
   Subspace root() {
@@ -169,6 +175,42 @@ final class ClusterSchema {
 
   CompletableFuture<NodeInfo> readNodeInfo(ReadTransaction tr, String nodeId) {
     return tr.get(packInfoKey(nodeId)).thenApply(v -> v == null ? null : unpackInfoValue(v));
+  }
+
+  // ------------------------------------------------------------------ failure detection
+
+  byte[] packProbeKey(String nodeId) {
+    return probes.pack(Tuple.from(nodeId));
+  }
+
+  void writeProbePort(Transaction tr, String nodeId, int port) {
+    tr.set(packProbeKey(nodeId), Tuple.from(port).pack());
+  }
+
+  /** The failure-detector port of a node, or null when it runs none. */
+  CompletableFuture<Integer> readProbePort(ReadTransaction tr, String nodeId) {
+    return tr.get(packProbeKey(nodeId)).thenApply(v -> v == null ? null : (int) Tuple.fromBytes(v).getLong(0));
+  }
+
+  byte[] packSuspicionKey(String nodeId) {
+    return suspicions.pack(Tuple.from(nodeId));
+  }
+
+  void writeSuspicion(Transaction tr, String suspect, String suspecter) {
+    tr.set(packSuspicionKey(suspect), Tuple.from(suspecter).pack());
+  }
+
+  /** Who suspects {@code nodeId}, or null. */
+  CompletableFuture<String> readSuspicion(ReadTransaction tr, String nodeId) {
+    return tr.get(packSuspicionKey(nodeId)).thenApply(v -> v == null ? null : Tuple.fromBytes(v).getString(0));
+  }
+
+  void clearSuspicion(Transaction tr, String nodeId) {
+    tr.clear(packSuspicionKey(nodeId));
+  }
+
+  CompletableFuture<Void> watchSuspicion(Transaction tr, String nodeId) {
+    return tr.watch(packSuspicionKey(nodeId));
   }
 
   // ------------------------------------------------------------------ membership log
@@ -329,6 +371,8 @@ final class ClusterSchema {
         tr.clear(nodeRegistrations.get(nodeId).range());
         tr.clear(packNodeKey(nodeId));
         tr.clear(packInfoKey(nodeId));
+        tr.clear(packProbeKey(nodeId));
+        tr.clear(packSuspicionKey(nodeId));
         appendMemberChange(tr, LEFT, nodeId);
         appendRegistrationChanges(tr, addresses);
         return true;

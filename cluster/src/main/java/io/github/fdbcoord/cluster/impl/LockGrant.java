@@ -31,6 +31,11 @@ public final class LockGrant {
     });
   }
 
+  /** Whether the grant was found ended by someone else (its node was evicted, or its lease ran out). */
+  public boolean isLost() {
+    return handle.lost().isDone();
+  }
+
   /** The mutex handle of this grant. */
   public MutexHandle handle() {
     return handle;

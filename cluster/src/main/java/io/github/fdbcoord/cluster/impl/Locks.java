@@ -114,6 +114,14 @@ public final class Locks {
     release.whenComplete((v, e) -> releasesInFlight.remove(name, release));
   }
 
+  /**
+   * Inside {@code tr}: ends every grant of node {@code nodeId}'s locks (each handed to its next
+   * waiter that stays) and removes its queue entries; part of the node's eviction.
+   */
+  CompletableFuture<Integer> removeNodeIn(com.apple.foundationdb.Transaction tr, String nodeId) {
+    return mutexes.removeOwnersIn(tr, nodeId + "/");
+  }
+
   /** On leave: cancels the pending acquires and releases every grant held; completes when the releases did (or failed). */
   public CompletableFuture<Void> releaseAll() {
     pending.forEach(f -> f.cancel(false));

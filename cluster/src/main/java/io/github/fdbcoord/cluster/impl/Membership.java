@@ -42,6 +42,8 @@ public final class Membership {
   private volatile NodeThreads threads;
   private volatile NodeInfo nodeInfo;
   private volatile NodeListener listener;
+  private volatile Locks locks;
+  private volatile FailureDetector detector;
 
   /**
    * The membership as this node's listener has seen it; changed only on the membership thread.
@@ -69,13 +71,16 @@ public final class Membership {
   }
 
   /**
-   * Writes this node's record and reads the other nodes, then (on the membership thread) takes
+   * Writes this node's record (with the port of its failure detector, if any) and reads the other nodes, then (on the membership thread) takes
    * them as its view and becomes ACTIVE; completes with the log cursor of that read.
    */
-  public CompletableFuture<Versionstamp> join(String nodeId, ClusterStore store, NodeThreads threads) {
+  public CompletableFuture<Versionstamp> join(String nodeId, ClusterStore store, NodeThreads threads, Locks locks,
+      FailureDetector detector) {
     this.nodeId = nodeId;
     this.store = store;
     this.threads = threads;
+    this.locks = locks;
+    this.detector = detector;
     return writeRecord().thenApplyAsync(snapshot -> {
       synchronized (view) {
         view.clear();
@@ -88,8 +93,16 @@ public final class Membership {
     }, threads.membershipEvents());
   }
 
-  /** Starts the heartbeats, the reaper and following the membership log. */
+  /**
+   * Starts the heartbeats, the reaper and following the membership log; with a failure detector,
+   * also watches every member's connection and this node's own suspicion.
+   */
   public void start() {
+    FailureDetector detector = this.detector;
+    if (detector != null) {
+      nodes().forEach(detector::watch);
+      new SuspicionWatch(nodeId, state, store, threads, this::refute).start();
+    }
     threads.every(options.heartbeatInterval(), this::heartbeat);
     threads.every(options.reaperInterval(), this::reap);
     new LogFollower<ClusterSchema.MemberChange>("membership", nodeId, state, store, threads, threads.membershipEvents(), () -> {
@@ -117,9 +130,13 @@ public final class Membership {
     Map<String, Set<RegistrationInfo>> mine = registrations.own();
     NodeInfo info = nodeInfo;
     String me = nodeId;
+    FailureDetector d = detector;
     ClusterSchema schema = store.schema();
     return store.run(tr -> tr.getReadVersion().thenCompose(rv -> schema.readNodes(tr, store.executor()).thenApply(nodes -> {
       schema.writeNodeRecord(tr, me, heartbeats.incrementAndGet());
+      if (d != null) {
+        schema.writeProbePort(tr, me, d.port());
+      }
       if (info != null) {
         schema.writeNodeInfo(tr, me, info);
       }
@@ -230,11 +247,13 @@ public final class Membership {
           + registrations.ownAddresses() + " address(es)");
       for (String n : before) {
         if (!snapshot.nodes().contains(n)) {
+          tellDetector(n, false);
           fire(n, false);
         }
       }
       for (String n : snapshot.nodes()) {
         if (!before.contains(n)) {
+          tellDetector(n, true);
           fire(n, true);
         }
       }
@@ -265,9 +284,52 @@ public final class Membership {
         changed = added ? view.add(c.nodeId()) : view.remove(c.nodeId());
       }
       if (changed) {
+        tellDetector(c.nodeId(), added);
         fire(c.nodeId(), added);
       }
     }
+  }
+
+  private void tellDetector(String id, boolean added) {
+    FailureDetector d = detector;
+    if (d == null || id.equals(nodeId)) {
+      return;
+    }
+    if (added) {
+      d.watch(id);
+    } else {
+      d.forget(id);
+    }
+  }
+
+  /** Whether {@code id} is a member in this node's view. */
+  boolean isMember(String id) {
+    synchronized (view) {
+      return view.contains(id);
+    }
+  }
+
+  /**
+   * Answers a suspicion of this node: renews its record at once (so an eviction that expects the
+   * record the suspecter saw cannot commit) and clears the suspicion, in one transaction.
+   */
+  private CompletableFuture<Boolean> refute() {
+    String me = nodeId;
+    ClusterSchema schema = store.schema();
+    return store.run(tr -> schema.readNodeRecord(tr, me).thenApply(record -> {
+      schema.clearSuspicion(tr, me);
+      if (record == null) {
+        return false;
+      }
+      schema.writeNodeRecord(tr, me, heartbeats.incrementAndGet());
+      return true;
+    })).whenComplete((renewed, err) -> {
+      if (err != null) {
+        log.warn("node " + me + " could not refute a suspicion: " + FdbErrors.unwrap(err));
+      } else {
+        log.info("node " + me + " refuted a suspicion of its death");
+      }
+    });
   }
 
   private void fire(String id, boolean added) {
@@ -345,9 +407,21 @@ public final class Membership {
   }
 
   private CompletableFuture<Boolean> evict(String id, byte[] record) {
-    return store.run(tr -> store.schema().removeNode(tr, id, record, store.executor())).thenApply(removed -> {
+    return evict(id, record, "no heartbeat for " + options.nodeLease());
+  }
+
+  /**
+   * Evicts node {@code id} in one transaction that commits only if its record is still
+   * {@code record}: its record, info and registrations, and its locks' grants (each handed to its
+   * next waiter) and queue entries. A node that renewed meanwhile is left alone.
+   */
+  CompletableFuture<Boolean> evict(String id, byte[] record, String why) {
+    Locks l = locks;
+    return store.run(tr -> store.schema().removeNode(tr, id, record, store.executor())
+        .thenCompose(removed -> !removed || l == null ? CompletableFuture.completedFuture(removed)
+            : l.removeNodeIn(tr, id).thenApply(n -> true))).thenApply(removed -> {
       if (removed) {
-        log.warn("node " + nodeId + " evicted node " + id + ": no heartbeat for " + options.nodeLease());
+        log.warn("node " + nodeId + " evicted node " + id + ": " + why);
       }
       synchronized (observations) {
         observations.remove(id);

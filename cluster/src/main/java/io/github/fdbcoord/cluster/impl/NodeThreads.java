@@ -71,6 +71,27 @@ public final class NodeThreads {
     }
   }
 
+  /** Blocks the timer and both event threads for {@code pause} (all at once), as a stopped process. */
+  public void pause(Duration pause) {
+    java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(3);
+    long until = System.nanoTime() + pause.toNanos();
+    Runnable block = () -> {
+      started.countDown();
+      long left;
+      while ((left = until - System.nanoTime()) > 0) {
+        try {
+          TimeUnit.NANOSECONDS.sleep(left);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
+    };
+    timer.execute(block);
+    membershipEvents.execute(block);
+    registrationEvents.execute(block);
+  }
+
   /** Stops the timer at once and lets the event threads finish what they were given. */
   public void shutdown() {
     timer.shutdownNow();

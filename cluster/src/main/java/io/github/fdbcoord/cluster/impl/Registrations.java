@@ -123,6 +123,23 @@ public final class Registrations {
     }), promise);
   }
 
+  /**
+   * On leave, before anything else: removes this node's registrations from the store (keeping them
+   * in memory), so that senders stop choosing this node while it hands over its locks.
+   */
+  public CompletableFuture<Void> removeOwn() {
+    Map<String, Set<RegistrationInfo>> mine = own();
+    if (mine.isEmpty() || store == null) {
+      return CompletableFuture.completedFuture(null);
+    }
+    ClusterSchema schema = store.schema();
+    return store.run(tr -> {
+      mine.forEach((address, infos) -> infos.forEach(info -> schema.clearRegistration(tr, address, info)));
+      schema.appendRegistrationChanges(tr, mine.keySet());
+      return CompletableFuture.completedFuture((Void) null);
+    }).handle((v, e) -> null);
+  }
+
   /** The registrations of {@code address} on every node. */
   public void get(String address, Completable<List<RegistrationInfo>> promise) {
     if (!state.isActive()) {

@@ -19,6 +19,16 @@ public final class StoreProbe {
     return store.run(tr -> store.schema().removeNode(tr, nodeId, null, store.executor()));
   }
 
+  /** Makes {@code detector}'s node suspect {@code peer} now, as if its connection to the peer had failed. */
+  public static void suspect(FailureDetector detector, String peer) {
+    detector.suspectNow(peer, "suspected by a test");
+  }
+
+  /** Whether node {@code nodeId} is suspected at the moment. */
+  public static boolean suspected(ClusterStore store, String nodeId) {
+    return store.read(tr -> store.schema().readSuspicion(tr, nodeId)).join() != null;
+  }
+
   /** The stored value of async-map entry {@code key} of {@code map}, expired or not; null when no entry is stored. */
   public static byte[] rawAsyncMapValue(ClusterStore store, String map, Object key) {
     return store.read(tr -> store.schema().readMapEntry(tr, map, ClusterValues.encode(key))

@@ -1,0 +1,248 @@
+package io.github.fdbcoord.cluster.impl;
+
+import io.github.fdbcoord.fdb.FdbErrors;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.internal.logging.Logger;
+import io.vertx.core.internal.logging.LoggerFactory;
+import io.vertx.core.net.NetClient;
+import io.vertx.core.net.NetClientOptions;
+import io.vertx.core.net.NetServer;
+import io.vertx.core.net.NetSocket;
+import io.vertx.core.spi.cluster.NodeInfo;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+/**
+ * Notices a peer's death from its connection, at no cost while all is well: every node listens on
+ * a TCP port (published with its record) and keeps one idle connection to every other member. When
+ * a connection closes and an immediate reconnect is refused, as happens when the peer's process has
+ * died and its host is up, the node records a suspicion of the peer in the store; the peer, if
+ * alive, sees it through a watch and renews its record at once; after the suspicion window the
+ * suspecter evicts the peer in the one transaction that commits only if the peer's record is still
+ * the one it saw when it suspected it. A paused process keeps its sockets open, so it is never
+ * suspected this way; a dead host or a partition closes nothing, and the node lease catches those.
+ *
+ * <p>The connections run on one small Vert.x instance shared by the detectors of the JVM (one event
+ * loop, closed with the last detector), not on the node's own: they are no traffic of the node, so
+ * they must not show in its metrics or keep its event loops busy. Internal to the cluster manager.
+ */
+public final class FailureDetector {
+  private static Vertx transport;
+  private static int transportUsers;
+
+  private static final Logger log = LoggerFactory.getLogger(FailureDetector.class);
+  private static final long RETRY_MILLIS = 100;
+  private static final int CONNECT_TIMEOUT_MILLIS = 1000;
+
+  private final Duration window;
+  private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+  private Vertx vertx;
+  private final NodeState state;
+  private final Set<NetSocket> accepted = ConcurrentHashMap.newKeySet();
+  private final Map<String, NetSocket> peers = new ConcurrentHashMap<>();
+  private final Set<String> suspected = ConcurrentHashMap.newKeySet();
+  private volatile NetServer server;
+  private volatile NetClient client;
+  private volatile String nodeId;
+  private volatile ClusterStore store;
+  private volatile NodeThreads threads;
+  private volatile Membership membership;
+  private volatile Predicate<String> isMember = id -> false;
+
+  /** A detector of a node in {@code state}, suspecting for {@code window} before it evicts. */
+  public FailureDetector(Duration window, NodeState state) {
+    this.window = window;
+    this.state = state;
+  }
+
+  /** Starts listening on an ephemeral port of every interface. */
+  public CompletableFuture<FailureDetector> listen() {
+    vertx = acquireTransport();
+    client = vertx.createNetClient(new NetClientOptions().setConnectTimeout(CONNECT_TIMEOUT_MILLIS).setTcpNoDelay(true));
+    NetServer s = vertx.createNetServer();
+    s.connectHandler(socket -> {
+      accepted.add(socket);
+      socket.closeHandler(v -> accepted.remove(socket));
+      socket.handler(b -> { }); // the connection carries nothing: only its closing means something
+    });
+    server = s;
+    return s.listen(0, "0.0.0.0").toCompletionStage().toCompletableFuture().thenApply(x -> this);
+  }
+
+  /** The port peers connect to. */
+  int port() {
+    return server.actualPort();
+  }
+
+  /** Binds the detector to its joined node. */
+  public void attach(String nodeId, ClusterStore store, NodeThreads threads, Membership membership) {
+    this.nodeId = nodeId;
+    this.store = store;
+    this.threads = threads;
+    this.membership = membership;
+    this.isMember = membership::isMember;
+  }
+
+  /** Connects to member {@code peer} (no-op for a peer that runs no detector). */
+  void watch(String peer) {
+    if (peer.equals(nodeId)) {
+      return;
+    }
+    connect(peer);
+  }
+
+  /** Stops watching a peer that left. */
+  void forget(String peer) {
+    NetSocket s = peers.remove(peer);
+    suspected.remove(peer);
+    if (s != null) {
+      s.close();
+    }
+  }
+
+  /**
+   * Connects to the peer at its node info's host (the event bus's, which is set just after the
+   * join; until then "localhost", Vert.x's own default host): a node that cannot be reached there
+   * is suspected, and a live one refutes, after which the connect is tried again with its info.
+   */
+  private void connect(String peer) {
+    if (state.stopped() || !isMember.test(peer) || peers.containsKey(peer)) {
+      return;
+    }
+    address(peer).thenAccept(address -> {
+      if (address == null) {
+        return; // a peer without a detector
+      }
+      String host = address.host() == null ? "localhost" : address.host();
+      client.connect(address.port(), host).onComplete(ar -> {
+        if (ar.succeeded()) {
+          NetSocket socket = ar.result();
+          if (state.stopped() || !isMember.test(peer) || peers.putIfAbsent(peer, socket) != null) {
+            socket.close();
+            return;
+          }
+          socket.handler(b -> { });
+          socket.closeHandler(v -> lost(peer, socket));
+        } else {
+          suspect(peer, "cannot connect to " + host + ":" + address.port() + " (" + ar.cause().getMessage() + ")");
+        }
+      });
+    }).exceptionally(e -> {
+      if (!state.stopped()) {
+        log.debug("node " + nodeId + ": no address for " + peer + " yet: " + FdbErrors.unwrap(e));
+        later(RETRY_MILLIS, () -> connect(peer));
+      }
+      return null;
+    });
+  }
+
+  private record Address(String host, int port) {}
+
+  private CompletableFuture<Address> address(String peer) {
+    ClusterSchema schema = store.schema();
+    return store.read(tr -> schema.readProbePort(tr, peer).thenCombine(schema.readNodeInfo(tr, peer),
+        (port, info) -> port == null ? null : new Address(info == null ? null : hostOf(info), port)));
+  }
+
+  private static String hostOf(NodeInfo info) {
+    String h = info.host();
+    return h == null || h.isEmpty() ? null : h;
+  }
+
+  /** The connection closed: the peer left, died, or the network reset it. A reconnect tells which. */
+  private void lost(String peer, NetSocket socket) {
+    peers.remove(peer, socket);
+    if (state.stopped() || !isMember.test(peer)) {
+      return;
+    }
+    connect(peer);
+  }
+
+  /**
+   * Records the suspicion with the peer's record as it is now, then, after the window, evicts the
+   * peer unless that record changed (the peer refuted or heartbeat meanwhile). A refuted peer is
+   * connected to again, and suspected again if that still fails.
+   */
+  private void suspect(String peer, String why) {
+    if (state.stopped() || !state.isActive() || !isMember.test(peer) || !suspected.add(peer)) {
+      return;
+    }
+    String me = nodeId;
+    ClusterSchema schema = store.schema();
+    long since = System.nanoTime();
+    store.run(tr -> schema.readNodeRecord(tr, peer).thenApply(record -> {
+      if (record != null) {
+        schema.writeSuspicion(tr, peer, me);
+      }
+      return record;
+    })).whenComplete((record, err) -> {
+      if (err != null || record == null) {
+        suspected.remove(peer);
+        return;
+      }
+      log.warn("node " + me + " suspects node " + peer + ": " + why + "; evicting it in " + window.toMillis()
+          + " ms unless it answers");
+      later(window.toMillis(), () -> membership.evict(peer, record, "its connection failed (" + why + ") and it did not answer a suspicion in "
+          + window.toMillis() + " ms (detected in " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since) + " ms)")
+          .whenComplete((evicted, e) -> {
+            suspected.remove(peer);
+            if (!Boolean.TRUE.equals(evicted)) {
+              connect(peer);
+            }
+          }));
+    });
+  }
+
+  /** For tests: suspects {@code peer} as a failed connection would. */
+  void suspectNow(String peer, String why) {
+    suspect(peer, why);
+  }
+
+  private void later(long millis, Runnable task) {
+    try {
+      threads.timer().schedule(task, millis, TimeUnit.MILLISECONDS);
+    } catch (RuntimeException e) {
+      // the node's threads stopped: a dead process detects nothing
+    }
+  }
+
+  /** Closes the server, its connections and the connections to peers, as the death of the process would. */
+  public Future<Void> close() {
+    if (!closed.compareAndSet(false, true) || vertx == null) {
+      return Future.succeededFuture();
+    }
+    peers.values().forEach(NetSocket::close);
+    peers.clear();
+    accepted.forEach(NetSocket::close);
+    NetServer s = server;
+    NetClient c = client;
+    Future<Void> serverClosed = s == null ? Future.succeededFuture() : s.close();
+    if (c != null) {
+      c.close();
+    }
+    return serverClosed.andThen(ar -> releaseTransport());
+  }
+
+  private static synchronized Vertx acquireTransport() {
+    if (transport == null) {
+      transport = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(1).setInternalBlockingPoolSize(1));
+    }
+    transportUsers++;
+    return transport;
+  }
+
+  private static synchronized void releaseTransport() {
+    if (--transportUsers == 0 && transport != null) {
+      transport.close();
+      transport = null;
+    }
+  }
+}

@@ -1,0 +1,265 @@
+package io.github.fdbcoord.cluster;
+
+import io.github.fdbcoord.api.MutexState;
+import io.github.fdbcoord.api.QueueEntry;
+import io.github.fdbcoord.cluster.impl.StoreProbe;
+import io.github.fdbcoord.embedded.EmbeddedDatabase;
+import io.github.fdbcoord.mutex.MutexOptions;
+import io.github.fdbcoord.mutex.MutexService;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.shareddata.Lock;
+import io.vertx.core.spi.cluster.NodeListener;
+import io.vertx.core.spi.cluster.RegistrationInfo;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Crash detection and what an eviction frees: a crashed node (its threads stopped and its sockets
+ * closed, as the kernel closes a dead process's) is evicted within the suspicion window with its
+ * registrations, lock grants and queue entries, in one transaction; a suspected node that is alive
+ * refutes and stays; a paused node (sockets open) is evicted only after its lease; a graceful leave
+ * hands its locks on. Several nodes on one embedded database and one Vert.x instance.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class FailureDetectionTest {
+  private static final Duration LEASE = Duration.ofMillis(2000);
+
+  private EmbeddedDatabase db;
+  private Vertx vertx;
+  private MutexService mutexes;
+  private final List<FdbClusterManager> managers = new ArrayList<>();
+  /** When each node saw each other node leave (node → "left id" → nanoTime). */
+  private final Map<String, Map<String, Long>> leftSeen = new ConcurrentHashMap<>();
+
+  @BeforeEach
+  void setUp() throws Exception {
+    db = EmbeddedDatabase.inMemory();
+    vertx = Vertx.vertx();
+    mutexes = MutexService.open(db, MutexOptions.builder()
+        .directory(FdbClusterManagerOptions.DEFAULT_LOCK_DIRECTORY).reaperEnabled(false).build()).get(10, TimeUnit.SECONDS);
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    for (FdbClusterManager m : managers) {
+      Promise<Void> p = Promise.promise();
+      m.leave(p);
+      p.future().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+    mutexes.close();
+    vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    db.close();
+  }
+
+  private FdbClusterManagerOptions.Builder options() {
+    return FdbClusterManagerOptions.builder().database(db)
+        .nodeLease(LEASE)
+        .heartbeatInterval(Duration.ofMillis(200))
+        .reaperInterval(Duration.ofMillis(100))
+        .logRetention(Duration.ofSeconds(10));
+  }
+
+  private FdbClusterManager join(FdbClusterManagerOptions.Builder options) throws Exception {
+    FdbClusterManager m = new FdbClusterManager(options.build());
+    m.init(vertx);
+    Promise<Void> p = Promise.promise();
+    m.join(p);
+    p.future().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    managers.add(m);
+    Map<String, Long> seen = new ConcurrentHashMap<>();
+    leftSeen.put(m.getNodeId(), seen);
+    m.nodeListener(new NodeListener() {
+      @Override
+      public void nodeAdded(String id) {}
+
+      @Override
+      public void nodeLeft(String id) {
+        seen.putIfAbsent(id, System.nanoTime());
+      }
+    });
+    return m;
+  }
+
+  private static <T> T await(Consumer<Promise<T>> op) throws Exception {
+    Promise<T> p = Promise.promise();
+    op.accept(p);
+    return p.future().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  private static void waitUntil(String what, BooleanSupplier condition, Duration within) throws InterruptedException {
+    long end = System.nanoTime() + within.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > end) {
+        throw new AssertionError("not within " + within + ": " + what);
+      }
+      Thread.sleep(5);
+    }
+  }
+
+  private static long millisSince(long nanos) {
+    return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - nanos);
+  }
+
+  private MutexState lockState(String name) throws Exception {
+    return mutexes.state(name).get(10, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void crashedWaiterAtTheHeadOfTheQueueIsNeverGrantedAndTheNextLiveWaiterGetsTheLockRightAfterTheEviction() throws Exception {
+    // Without failure detection: the lease evicts the crashed waiter, and the eviction alone must
+    // clear its queue entry (no mutex reaper can have done it: the lock lease is as long).
+    FdbClusterManager a = join(options().failureDetection(false));
+    FdbClusterManager b = join(options().failureDetection(false));
+    FdbClusterManager c = join(options().failureDetection(false));
+    Lock held = await((Promise<Lock> p) -> a.getLockWithTimeout("queue-lock", 1000, p));
+    Promise<Lock> bWaits = Promise.promise();
+    b.getLockWithTimeout("queue-lock", 30_000, bWaits);
+    waitUntil("B queued", () -> mutexes.state("queue-lock").join().queue().size() == 1, Duration.ofSeconds(5));
+    Promise<Lock> cWaits = Promise.promise();
+    c.getLockWithTimeout("queue-lock", 30_000, cWaits);
+    waitUntil("C queued behind B", () -> mutexes.state("queue-lock").join().queue().size() == 2, Duration.ofSeconds(5));
+
+    b.simulateCrash();
+    waitUntil("A sees B evicted", () -> leftSeen.get(a.getNodeId()).containsKey(b.getNodeId()), Duration.ofSeconds(10));
+    List<String> waiters = lockState("queue-lock").queue().stream().map(QueueEntry::owner).toList();
+    assertEquals(1, waiters.size(), "the eviction removed the crashed waiter's entry: " + waiters);
+    assertTrue(waiters.get(0).startsWith(c.getNodeId() + "/"), "C waits at the head: " + waiters);
+
+    long released = System.nanoTime();
+    held.release();
+    Lock cHolds = cWaits.future().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    long handOff = millisSince(released);
+    assertTrue(handOff < 1000, "C held the lock " + handOff + " ms after A's release");
+    assertFalse(bWaits.future().succeeded(), "the crashed waiter was never granted the lock");
+    cHolds.release();
+  }
+
+  @Test
+  void crashOfALockHolderHandsTheLockToTheNextWaiterWithinASecondAndRemovesItsRegistrationsEverywhere() throws Exception {
+    FdbClusterManager a = join(options());
+    FdbClusterManager b = join(options());
+    FdbClusterManager c = join(options());
+    await((Promise<Void> p) -> a.addRegistration("orders", new RegistrationInfo(a.getNodeId(), 1, false), p));
+    FdbLock held = (FdbLock) await((Promise<Lock> p) -> a.getLockWithTimeout("holder-lock", 1000, p));
+    Promise<Lock> bWaits = Promise.promise();
+    b.getLockWithTimeout("holder-lock", 30_000, bWaits);
+    waitUntil("B queued", () -> mutexes.state("holder-lock").join().queue().size() == 1, Duration.ofSeconds(5));
+    Thread.sleep(300); // every node connected to every other
+
+    long crashed = System.nanoTime();
+    a.simulateCrash();
+    FdbLock next = (FdbLock) bWaits.future().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    long handOff = millisSince(crashed);
+    waitUntil("B and C see A leave", () -> leftSeen.get(b.getNodeId()).containsKey(a.getNodeId())
+        && leftSeen.get(c.getNodeId()).containsKey(a.getNodeId()), Duration.ofSeconds(5));
+    assertTrue(handOff < 1000 + 500, "B held the lock " + handOff + " ms after the crash (target 1 s, +0.5 s for a loaded machine)");
+    assertTrue(handOff < LEASE.toMillis() - 500, "faster than the lease: " + handOff + " ms");
+    assertTrue(next.token().compareTo(held.token()) > 0);
+    assertEquals(List.of(), await((Promise<List<RegistrationInfo>> p) -> c.getRegistrations("orders", p)));
+    assertEquals(List.of(b.getNodeId(), c.getNodeId()).stream().sorted().toList(), c.getNodes());
+    next.release();
+  }
+
+  @Test
+  void aSuspectedNodeThatIsAliveRefutesAndIsNotEvicted() throws Exception {
+    FdbClusterManager a = join(options());
+    FdbClusterManager b = join(options());
+    Thread.sleep(300);
+    StoreProbe.suspect(b.detector(), a.getNodeId());
+    waitUntil("the suspicion is recorded and answered", () -> !StoreProbe.suspected(b.store(), a.getNodeId()), Duration.ofSeconds(5));
+    Thread.sleep(b.options().suspicionWindow().toMillis() + 500);
+    assertFalse(leftSeen.get(b.getNodeId()).containsKey(a.getNodeId()), "A refuted and was not evicted");
+    assertEquals(List.of(a.getNodeId(), b.getNodeId()).stream().sorted().toList(), b.getNodes());
+    assertTrue(a.isActive());
+  }
+
+  @Test
+  void aPausedNodeKeepsItsSocketsOpenAndIsNotEvictedBeforeItsLease() throws Exception {
+    FdbClusterManager a = join(options());
+    FdbClusterManager b = join(options());
+    FdbLock held = (FdbLock) await((Promise<Lock> p) -> a.getLockWithTimeout("paused-lock", 1000, p));
+    Promise<Lock> bWaits = Promise.promise();
+    b.getLockWithTimeout("paused-lock", 30_000, bWaits);
+    Thread.sleep(300);
+
+    long paused = System.nanoTime();
+    a.simulatePause(LEASE.plusMillis(1500));
+    FdbLock next = (FdbLock) bWaits.future().toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
+    long handOff = millisSince(paused);
+    // The lock may go first (the mutex reaper's lease is the node lease): wait for the eviction too.
+    waitUntil("B sees A evicted", () -> leftSeen.get(b.getNodeId()).containsKey(a.getNodeId()), Duration.ofSeconds(10));
+    Long left = leftSeen.get(b.getNodeId()).get(a.getNodeId());
+    long leftAfter = left == null ? -1 : TimeUnit.NANOSECONDS.toMillis(left - paused);
+    // The lease counts from the last heartbeat the reaper saw change (up to a heartbeat interval,
+    // more under load, before the pause); a suspicion would have evicted it after about 500 ms.
+    assertTrue(leftAfter >= LEASE.toMillis() / 2, "evicted only by its lease, not by a suspicion: " + leftAfter + " ms");
+    assertTrue(handOff >= LEASE.toMillis() / 2, "the lock waited for the lease: " + handOff + " ms");
+
+    held.lost().get(10, TimeUnit.SECONDS); // the resumed holder learns it lost the lock
+    IllegalStateException loud = assertThrows(IllegalStateException.class, held::release,
+        "the first use of a lost lock by plain Vert.x code fails loudly");
+    assertTrue(loud.getMessage().contains("paused-lock") && loud.getMessage().contains("lost"), loud.getMessage());
+    waitUntil("A re-joins", () -> b.getNodes().contains(a.getNodeId()), Duration.ofSeconds(10));
+    next.release();
+  }
+
+  @Test
+  void gracefulLeaveRemovesRegistrationsAndHandsItsLocksToTheNextWaiters() throws Exception {
+    FdbClusterManager a = join(options());
+    FdbClusterManager b = join(options());
+    await((Promise<Void> p) -> a.addRegistration("jobs", new RegistrationInfo(a.getNodeId(), 1, false), p));
+    await((Promise<Lock> p) -> a.getLockWithTimeout("leave-lock", 1000, p));
+    Promise<Lock> bWaits = Promise.promise();
+    b.getLockWithTimeout("leave-lock", 30_000, bWaits);
+    waitUntil("B queued", () -> mutexes.state("leave-lock").join().queue().size() == 1, Duration.ofSeconds(5));
+
+    long leaving = System.nanoTime();
+    managers.remove(a);
+    await((Promise<Void> p) -> a.leave(p));
+    Lock next = bWaits.future().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertTrue(millisSince(leaving) < 1000, "B held the lock " + millisSince(leaving) + " ms after A began to leave");
+    assertEquals(List.of(), await((Promise<List<RegistrationInfo>> p) -> b.getRegistrations("jobs", p)));
+    waitUntil("B sees A leave", () -> leftSeen.get(b.getNodeId()).containsKey(a.getNodeId()), Duration.ofSeconds(5));
+    next.release();
+  }
+
+  @Test
+  void optionsThatCannotWorkAreRefusedNamingTheBound() {
+    IllegalArgumentException tiny = assertThrows(IllegalArgumentException.class, () -> FdbClusterManagerOptions.builder()
+        .nodeLease(Duration.ofMillis(2)).heartbeatInterval(Duration.ofMillis(1)).reaperInterval(Duration.ofMillis(1)).build());
+    assertTrue(tiny.getMessage().contains("heartbeatInterval") && tiny.getMessage().contains("minimum of 10 ms"), tiny.getMessage());
+    IllegalArgumentException lease = assertThrows(IllegalArgumentException.class, () -> FdbClusterManagerOptions.builder()
+        .nodeLease(Duration.ofMillis(50)).heartbeatInterval(Duration.ofMillis(10)).reaperInterval(Duration.ofMillis(10))
+        .suspicionWindow(Duration.ofMillis(50)).build());
+    assertTrue(lease.getMessage().contains("nodeLease") && lease.getMessage().contains("minimum of 100 ms"), lease.getMessage());
+    IllegalArgumentException ratio = assertThrows(IllegalArgumentException.class, () -> FdbClusterManagerOptions.builder()
+        .nodeLease(Duration.ofMillis(300)).heartbeatInterval(Duration.ofMillis(100)).reaperInterval(Duration.ofMillis(200))
+        .suspicionWindow(Duration.ofMillis(100)).build());
+    assertTrue(ratio.getMessage().contains("2 x heartbeatInterval + reaperInterval (400 ms)"), ratio.getMessage());
+    IllegalArgumentException window = assertThrows(IllegalArgumentException.class, () -> new FdbClusterManagerOptions(
+        new io.vertx.core.json.JsonObject().put("nodeLeaseMillis", 1000).put("heartbeatIntervalMillis", 200)
+            .put("reaperIntervalMillis", 100).put("logRetentionMillis", 10000).put("suspicionWindowMillis", 1000)));
+    assertTrue(window.getMessage().contains("suspicionWindow"), window.getMessage());
+    FdbClusterManagerOptions smallest = FdbClusterManagerOptions.builder().nodeLease(Duration.ofMillis(100))
+        .heartbeatInterval(Duration.ofMillis(40)).reaperInterval(Duration.ofMillis(20)).suspicionWindow(Duration.ofMillis(50)).build();
+    assertEquals(Duration.ofMillis(100), smallest.nodeLease());
+    assertEquals(smallest.toJson(), new FdbClusterManagerOptions(smallest.toJson()).toJson());
+  }
+}
