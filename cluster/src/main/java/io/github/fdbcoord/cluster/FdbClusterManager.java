@@ -9,6 +9,7 @@ import io.github.fdbcoord.cluster.impl.FdbCounter;
 import io.github.fdbcoord.cluster.impl.FdbSyncMap;
 import io.github.fdbcoord.cluster.impl.Locks;
 import io.github.fdbcoord.cluster.impl.Membership;
+import io.github.fdbcoord.cluster.impl.NodeSettings;
 import io.github.fdbcoord.cluster.impl.NodeState;
 import io.github.fdbcoord.cluster.impl.NodeState.State;
 import io.github.fdbcoord.cluster.impl.NodeThreads;
@@ -93,7 +94,7 @@ public class FdbClusterManager implements ClusterManager {
   /** A manager with these options. */
   public FdbClusterManager(FdbClusterManagerOptions options) {
     this.options = Objects.requireNonNull(options, "options");
-    this.membership = new Membership(options, state, registrations);
+    this.membership = new Membership(settings(options), state, registrations);
   }
 
   /** A manager with options of the JSON form (see {@link FdbClusterManagerOptions}). */
@@ -144,7 +145,7 @@ public class FdbClusterManager implements ClusterManager {
           store = s;
           return startDetector();
         })
-        .thenComposeAsync(d -> Locks.open(store, threads, nodeId, options), threads.timer())
+        .thenComposeAsync(d -> Locks.open(store, threads, nodeId, settings(options)), threads.timer())
         .thenCompose(l -> {
           locks = l;
           return membership.join(nodeId, store, threads, locks, detector);
@@ -400,5 +401,10 @@ public class FdbClusterManager implements ClusterManager {
   @Override
   public String toString() {
     return "FdbClusterManager(node " + nodeId + ", " + state + ", " + options + ")";
+  }
+
+  private static NodeSettings settings(FdbClusterManagerOptions options) {
+    return new NodeSettings(options.directory(), options.lockDirectory(), options.nodeLease(),
+        options.heartbeatInterval(), options.reaperInterval(), options.logRetention());
   }
 }

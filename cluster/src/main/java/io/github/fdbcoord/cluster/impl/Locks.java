@@ -1,7 +1,6 @@
 package io.github.fdbcoord.cluster.impl;
 
 import io.github.fdbcoord.fdb.FdbErrors;
-import io.github.fdbcoord.cluster.FdbClusterManagerOptions;
 import io.github.fdbcoord.mutex.MutexHandle;
 import io.github.fdbcoord.mutex.MutexOptions;
 import io.github.fdbcoord.mutex.MutexService;
@@ -53,7 +52,7 @@ public final class Locks {
    * Opens the mutex service of a node. The node's own timer drives the lock heartbeats too:
    * whatever stalls the node (a pause) stalls its locks' heartbeats with it, as in a real process.
    */
-  public static CompletableFuture<Locks> open(ClusterStore store, NodeThreads threads, String nodeId, FdbClusterManagerOptions options) {
+  public static CompletableFuture<Locks> open(ClusterStore store, NodeThreads threads, String nodeId, NodeSettings options) {
     return MutexService.open(store.database(), MutexOptions.builder()
         .directory(options.lockDirectory())
         .lease(options.nodeLease())

@@ -2,7 +2,6 @@ package io.github.fdbcoord.cluster.impl;
 
 import io.github.fdbcoord.fdb.FdbErrors;
 import com.apple.foundationdb.tuple.Versionstamp;
-import io.github.fdbcoord.cluster.FdbClusterManagerOptions;
 import io.vertx.core.Completable;
 import io.vertx.core.VertxException;
 import io.vertx.core.internal.logging.Logger;
@@ -33,7 +32,7 @@ public final class Membership {
   private static final Logger log = LoggerFactory.getLogger(Membership.class);
   private static final int SWEEP_BATCH = 500;
 
-  private final FdbClusterManagerOptions options;
+  private final NodeSettings options;
   private final NodeState state;
   private final Registrations registrations;
 
@@ -64,7 +63,7 @@ public final class Membership {
   private record Snapshot(long readVersion, Set<String> nodes) {}
 
   /** The membership of a node in {@code state}, whose own registrations are written with its record. */
-  public Membership(FdbClusterManagerOptions options, NodeState state, Registrations registrations) {
+  public Membership(NodeSettings options, NodeState state, Registrations registrations) {
     this.options = options;
     this.state = state;
     this.registrations = registrations;
