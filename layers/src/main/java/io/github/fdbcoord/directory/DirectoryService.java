@@ -24,6 +24,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 
 /**
@@ -92,11 +93,7 @@ public final class DirectoryService {
 
   /** Creates the directory with {@code layer} as its tag (null or empty: none) inside {@code context}. */
   public CompletableFuture<DirectoryInfo> create(TransactionContext context, List<String> path, String layer) {
-    return guard(() -> {
-      List<String> p = DirectoryPaths.validate(path);
-      byte[] tag = DirectorySchema.packLayer(DirectoryPaths.validateLayer(layer));
-      return translate(run(context, tr -> createIn(tr, p, tag)));
-    });
+    return onPath(path, layer, (p, tag) -> run(context, tr -> createIn(tr, p, tag)));
   }
 
   /** Creates a partition: a directory whose subtree has its own node tree under its prefix. */
@@ -117,11 +114,7 @@ public final class DirectoryService {
   }
 
   public CompletableFuture<DirectoryInfo> open(ReadTransactionContext context, List<String> path, String layer) {
-    return guard(() -> {
-      List<String> p = DirectoryPaths.validate(path);
-      byte[] tag = DirectorySchema.packLayer(DirectoryPaths.validateLayer(layer));
-      return translate(read(context, tr -> openIn(tr, p, tag)));
-    });
+    return onPath(path, layer, (p, tag) -> read(context, tr -> openIn(tr, p, tag)));
   }
 
   // ---- create or open --------------------------------------------------------------------
@@ -136,12 +129,8 @@ public final class DirectoryService {
 
   /** Opens the directory, creating it (and missing parents) with {@code layer} if it is missing. */
   public CompletableFuture<DirectoryInfo> createOrOpen(TransactionContext context, List<String> path, String layer) {
-    return guard(() -> {
-      List<String> p = DirectoryPaths.validate(path);
-      byte[] tag = DirectorySchema.packLayer(DirectoryPaths.validateLayer(layer));
-      return translate(run(context, tr -> openOrNull(tr, p, tag)
-          .thenCompose(opened -> opened != null ? CompletableFuture.completedFuture(opened) : createIn(tr, p, tag))));
-    });
+    return onPath(path, layer, (p, tag) -> run(context, tr -> openOrNull(tr, p, tag)
+        .thenCompose(opened -> opened != null ? CompletableFuture.completedFuture(opened) : createIn(tr, p, tag))));
   }
 
   // ---- list, exists ----------------------------------------------------------------------
@@ -177,11 +166,8 @@ public final class DirectoryService {
   }
 
   public CompletableFuture<Boolean> exists(ReadTransactionContext context, List<String> path) {
-    return guard(() -> {
-      List<String> p = DirectoryPaths.validate(path);
-      return translate(read(context, tr -> openOrNull(tr, p, DirectorySchema.packLayer(null))
-          .thenApply(Objects::nonNull)));
-    });
+    return onPath(path, null, (p, noTag) -> read(context, tr -> openOrNull(tr, p, noTag)
+        .thenApply(Objects::nonNull)));
   }
 
   // ---- move, remove ----------------------------------------------------------------------
@@ -210,11 +196,8 @@ public final class DirectoryService {
   }
 
   public CompletableFuture<Void> remove(TransactionContext context, List<String> path) {
-    return guard(() -> {
-      List<String> p = DirectoryPaths.validate(path);
-      return translate(run(context, tr -> schema.remove(tr, p)
-          .thenApply(removed -> changed(tr, removed))));
-    });
+    return onPath(path, null, (p, noTag) -> run(context, tr -> schema.remove(tr, p)
+        .thenApply(removed -> changed(tr, removed))));
   }
 
   /** Removes the directory if it exists; completes with whether it did. */
@@ -223,11 +206,8 @@ public final class DirectoryService {
   }
 
   public CompletableFuture<Boolean> removeIfExists(TransactionContext context, List<String> path) {
-    return guard(() -> {
-      List<String> p = DirectoryPaths.validate(path);
-      return translate(run(context, tr -> schema.removeIfExists(tr, p)
-          .thenApply(removed -> removed ? changed(tr, true) : false)));
-    });
+    return onPath(path, null, (p, noTag) -> run(context, tr -> schema.removeIfExists(tr, p)
+        .thenApply(removed -> removed ? changed(tr, true) : false)));
   }
 
   // ---- cache -----------------------------------------------------------------------------
@@ -326,6 +306,20 @@ public final class DirectoryService {
     if (tag.length > 0 && !Arrays.equals(tag, info.layerBytes())) {
       throw layerMismatch(info.path(), info.layerBytes(), tag, null);
     }
+  }
+
+  /**
+   * Validates {@code path} and {@code layer} (null: none), then runs {@code body} on the path and the
+   * packed layer tag with the directory layer's refusals translated. An invalid argument fails the
+   * future as it is, before any transaction starts.
+   */
+  private <T> CompletableFuture<T> onPath(List<String> path, String layer,
+                                          BiFunction<List<String>, byte[], CompletableFuture<T>> body) {
+    return guard(() -> {
+      List<String> p = DirectoryPaths.validate(path);
+      byte[] tag = DirectorySchema.packLayer(DirectoryPaths.validateLayer(layer));
+      return translate(body.apply(p, tag));
+    });
   }
 
   private <T> CompletableFuture<T> run(TransactionContext context,

@@ -157,13 +157,10 @@ final class TransactionReads {
   CompletableFuture<MergedView.Bounds> resolveBounds(KeySelector begin, KeySelector end, boolean snapshot) {
     try {
       synchronized (tx) {
-        FDBException err = tx.openForRead();
-        if (err != null) {
-          return fail(err);
-        }
         byte[] max = settings.maxReadKey();
-        if (Bytes.compare(begin.getKey(), max) > 0 || Bytes.compare(end.getKey(), max) > 0) {
-          return fail(FdbErrors.error(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE));
+        FDBException refused = refusedSelectorRead(begin, end, max);
+        if (refused != null) {
+          return fail(refused);
         }
         boolean tookReadVersion = !tx.hasReadVersion();
         long rv = tx.readVersion();
@@ -179,6 +176,22 @@ final class TransactionReads {
     } catch (RuntimeException e) {
       return fail(e);
     }
+  }
+
+  /**
+   * Why a read resolving {@code first} and {@code last} cannot run now: the transaction cannot read
+   * (cancelled, in its commit, an error deferred by a write), or a selector's key lies past {@code max},
+   * the end of the keys it may read (2004); null when it may. Caller holds the monitor.
+   */
+  private FDBException refusedSelectorRead(KeySelector first, KeySelector last, byte[] max) {
+    FDBException err = tx.openForRead();
+    if (err != null) {
+      return err;
+    }
+    if (Bytes.compare(first.getKey(), max) > 0 || Bytes.compare(last.getKey(), max) > 0) {
+      return FdbErrors.error(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
+    }
+    return null;
   }
 
   private byte[] resolveSelector(KeySelector sel, long rv, byte[] max, boolean snapshot) {
@@ -233,13 +246,10 @@ final class TransactionReads {
   CompletableFuture<byte[]> getKey(KeySelector sel, boolean snapshot) {
     try {
       synchronized (tx) {
-        FDBException err = tx.openForRead();
-        if (err != null) {
-          return fail(err);
-        }
         byte[] max = settings.maxReadKey();
-        if (Bytes.compare(sel.getKey(), max) > 0) {
-          return fail(FdbErrors.error(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE));
+        FDBException refused = refusedSelectorRead(sel, sel, max);
+        if (refused != null) {
+          return fail(refused);
         }
         boolean tookReadVersion = !tx.hasReadVersion();
         long rv = tx.readVersion();
