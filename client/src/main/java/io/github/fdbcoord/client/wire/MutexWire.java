@@ -52,6 +52,15 @@ public final class MutexWire {
         .put("ticket", ticket == null ? null : HEX.formatHex(ticket));
   }
 
+  /**
+   * The service's lease, which a holding reply (acquire, tryAcquire, heartbeat) reports so that a
+   * client renews often enough; empty from a service that does not report it.
+   */
+  public static java.util.OptionalLong leaseMs(JsonObject reply) {
+    Long ms = reply.getLong("leaseMs");
+    return ms == null ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(ms);
+  }
+
   /** Whether an acquire reply holds the mutex. */
   public static boolean isHeld(JsonObject grant) {
     return grant.getBoolean("held");
