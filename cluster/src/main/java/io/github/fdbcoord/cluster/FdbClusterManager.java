@@ -116,6 +116,16 @@ public class FdbClusterManager implements ClusterManager {
     return options.build();
   }
 
+  /**
+   * Where the clustered event bus listens when Vert.x's {@code EventBusOptions} names no host:
+   * {@link FdbClusterManagerOptions#eventBusHost()}, loopback unless configured (Vert.x's own
+   * default would be the machine's first network address).
+   */
+  @Override
+  public String clusterHost() {
+    return options.eventBusHost();
+  }
+
   /** The options of this manager. */
   public FdbClusterManagerOptions options() {
     return options;

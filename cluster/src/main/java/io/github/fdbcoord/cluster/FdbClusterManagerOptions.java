@@ -26,14 +26,20 @@ import java.util.Set;
  * directory {@code ["fdbcoord", "mutex"]} (the coordination service's mutex root with its default
  * {@code rootDirectory}, so SharedData locks are ordinary mutexes of the service), node lease 10 s,
  * heartbeat every 2 s, reaper every 1 s, membership and registration logs kept 60 s, store
- * operations time out after 30 s.
+ * operations time out after 30 s, event bus on {@value #DEFAULT_EVENT_BUS_HOST}.
+ *
+ * <p>The event bus host is where the clustered event bus listens (and what other nodes are told to
+ * connect to) unless Vert.x's own {@code EventBusOptions.setHost} says otherwise. It defaults to
+ * loopback because the event bus has no authentication: whoever reaches its port can send to every
+ * address of the cluster, including the coordination service's. Nodes on several machines need a
+ * host they can reach one another on, on a network only they share.
  *
  * <p>JSON form ({@link #FdbClusterManagerOptions(JsonObject)}, {@link #toJson()}):
  * <pre>
  * { "store": "embedded" | "cluster",  "dataDirectory": "data",  "clusterFile": "/etc/foundationdb/fdb.cluster",
  *   "directory": ["fdbcoord", "cluster"], "lockDirectory": ["fdbcoord", "mutex"],
  *   "nodeLeaseMillis": 10000, "heartbeatIntervalMillis": 2000, "reaperIntervalMillis": 1000,
- *   "logRetentionMillis": 60000, "operationTimeoutMillis": 30000 }
+ *   "logRetentionMillis": 60000, "operationTimeoutMillis": 30000, "eventBusHost": "127.0.0.1" }
  * </pre>
  */
 public final class FdbClusterManagerOptions {
@@ -42,8 +48,11 @@ public final class FdbClusterManagerOptions {
   /** The coordination service's mutex root ({@code rootDirectory + ["mutex"]} with its default root). */
   public static final List<String> DEFAULT_LOCK_DIRECTORY = List.of("fdbcoord", "mutex");
 
+  /** Where the clustered event bus listens by default: this machine only (see the class comment). */
+  public static final String DEFAULT_EVENT_BUS_HOST = "127.0.0.1";
+
   private static final Set<String> KEYS = Set.of("store", "dataDirectory", "clusterFile", "directory", "lockDirectory",
-      "nodeLeaseMillis", "heartbeatIntervalMillis", "reaperIntervalMillis", "logRetentionMillis", "operationTimeoutMillis");
+      "eventBusHost", "nodeLeaseMillis", "heartbeatIntervalMillis", "reaperIntervalMillis", "logRetentionMillis", "operationTimeoutMillis");
 
   private final Database database;
   private final StoreOptions storeOptions;
@@ -54,8 +63,10 @@ public final class FdbClusterManagerOptions {
   private final Duration reaperInterval;
   private final Duration logRetention;
   private final Duration operationTimeout;
+  private final String eventBusHost;
 
   private FdbClusterManagerOptions(Builder b) {
+    this.eventBusHost = b.eventBusHost;
     this.database = b.database;
     this.storeOptions = b.storeOptions;
     this.directory = b.directory;
@@ -117,6 +128,9 @@ public final class FdbClusterManagerOptions {
     if (json.containsKey("operationTimeoutMillis")) {
       b.operationTimeout(millis(json, "operationTimeoutMillis"));
     }
+    if (json.containsKey("eventBusHost")) {
+      b.eventBusHost(string(json, "eventBusHost", DEFAULT_EVENT_BUS_HOST));
+    }
     b.validate();
     return b;
   }
@@ -143,6 +157,7 @@ public final class FdbClusterManagerOptions {
     b.reaperInterval = reaperInterval;
     b.logRetention = logRetention;
     b.operationTimeout = operationTimeout;
+    b.eventBusHost = eventBusHost;
     return b;
   }
 
@@ -166,7 +181,13 @@ public final class FdbClusterManagerOptions {
         .put("heartbeatIntervalMillis", heartbeatInterval.toMillis())
         .put("reaperIntervalMillis", reaperInterval.toMillis())
         .put("logRetentionMillis", logRetention.toMillis())
-        .put("operationTimeoutMillis", operationTimeout.toMillis());
+        .put("operationTimeoutMillis", operationTimeout.toMillis())
+        .put("eventBusHost", eventBusHost);
+  }
+
+  /** The host the clustered event bus listens on unless {@code EventBusOptions} names one. */
+  public String eventBusHost() {
+    return eventBusHost;
   }
 
   /** A database to use as is (never closed by the manager), or null to open {@link #storeOptions()}. */
@@ -234,6 +255,7 @@ public final class FdbClusterManagerOptions {
     private Duration reaperInterval = Duration.ofSeconds(1);
     private Duration logRetention = Duration.ofSeconds(60);
     private Duration operationTimeout = Duration.ofSeconds(30);
+    private String eventBusHost = DEFAULT_EVENT_BUS_HOST;
 
     private Builder() {}
 
@@ -288,6 +310,19 @@ public final class FdbClusterManagerOptions {
     /** Operation timeout; positive. */
     public Builder operationTimeout(Duration operationTimeout) {
       this.operationTimeout = positive(operationTimeout, "operationTimeout");
+      return this;
+    }
+
+    /**
+     * The host the clustered event bus listens on (an address or a name of this machine; "0.0.0.0"
+     * for every interface); default {@value FdbClusterManagerOptions#DEFAULT_EVENT_BUS_HOST}.
+     */
+    public Builder eventBusHost(String eventBusHost) {
+      Objects.requireNonNull(eventBusHost, "eventBusHost");
+      if (eventBusHost.isBlank()) {
+        throw new IllegalArgumentException("eventBusHost must not be blank");
+      }
+      this.eventBusHost = eventBusHost;
       return this;
     }
 
