@@ -229,6 +229,55 @@ class CoordinationMainTest {
     assertFalse(warnings.stream().anyMatch(w -> w.contains("already registered")), warnings.toString());
   }
 
+  /**
+   * Two HTTP connections open at once (the dashboard and a curl): vertx-micrometer-metrics then
+   * registers its per-connection gauges a second time, which Micrometer warns about.
+   */
+  @Test
+  void noDuplicateGaugeWarningWithTwoHttpConnections() throws Exception {
+    Logger root = Logger.getLogger("");
+    List<String> warnings = new CopyOnWriteArrayList<>();
+    Handler handler = new Handler() {
+      @Override
+      public void publish(LogRecord r) {
+        if (r.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) {
+          warnings.add(r.getLoggerName() + ": " + r.getMessage());
+        }
+      }
+
+      @Override
+      public void flush() {}
+
+      @Override
+      public void close() {}
+    };
+    root.addHandler(handler);
+    Metrics metrics = new Metrics();
+    Vertx vertx = CoordinationMain.createVertx(metrics);
+    try {
+      CoordinationVerticle service = new CoordinationVerticle(new JsonObject()
+          .put("http", new JsonObject().put("enabled", true).put("port", 0)), null, metrics);
+      await(vertx.deployVerticle(service));
+      io.vertx.core.http.HttpClientAgent first = vertx.createHttpClient(new io.vertx.core.http.PoolOptions().setHttp1MaxSize(1));
+      io.vertx.core.http.HttpClientAgent second = vertx.createHttpClient(new io.vertx.core.http.PoolOptions().setHttp1MaxSize(1));
+      for (int round = 0; round < 2; round++) {
+        for (io.vertx.core.http.HttpClientAgent c : List.of(first, second)) {
+          int status = await(c.request(io.vertx.core.http.HttpMethod.GET, service.httpPort(), "127.0.0.1", "/health")
+              .compose(req -> req.send()).compose(resp -> resp.body().map(b -> resp.statusCode())));
+          assertEquals(200, status);
+        }
+      }
+      String scrape = metrics.scrape();
+      assertTrue(scrape.contains("vertx_http_server_active_connections"), scrape);
+      await(first.close());
+      await(second.close());
+    } finally {
+      await(vertx.close());
+      root.removeHandler(handler);
+    }
+    assertFalse(warnings.stream().anyMatch(w -> w.contains("already registered")), warnings.toString());
+  }
+
   @Test
   void launcherExitsOnAMissingFileAndPrintsHelp(@TempDir Path dir) throws Exception {
     Result missing = run(List.of(CoordinationMain.class.getName(), dir.resolve("absent.json").toString()));
