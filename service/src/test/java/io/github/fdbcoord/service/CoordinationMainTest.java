@@ -258,24 +258,41 @@ class CoordinationMainTest {
       CoordinationVerticle service = new CoordinationVerticle(new JsonObject()
           .put("http", new JsonObject().put("enabled", true).put("port", 0)), null, metrics);
       await(vertx.deployVerticle(service));
-      io.vertx.core.http.HttpClientAgent first = vertx.createHttpClient(new io.vertx.core.http.PoolOptions().setHttp1MaxSize(1));
-      io.vertx.core.http.HttpClientAgent second = vertx.createHttpClient(new io.vertx.core.http.PoolOptions().setHttp1MaxSize(1));
-      for (int round = 0; round < 2; round++) {
-        for (io.vertx.core.http.HttpClientAgent c : List.of(first, second)) {
-          int status = await(c.request(io.vertx.core.http.HttpMethod.GET, service.httpPort(), "127.0.0.1", "/health")
-              .compose(req -> req.send()).compose(resp -> resp.body().map(b -> resp.statusCode())));
-          assertEquals(200, status);
+      // Two connections open at once, from outside Vert.x (a browser and a curl): only the server's meters count.
+      try (java.net.Socket first = new java.net.Socket("127.0.0.1", service.httpPort());
+           java.net.Socket second = new java.net.Socket("127.0.0.1", service.httpPort())) {
+        for (int round = 0; round < 2; round++) {
+          for (java.net.Socket s : List.of(first, second)) {
+            assertTrue(get(s, "/health").startsWith("HTTP/1.1 200"));
+          }
         }
       }
       String scrape = metrics.scrape();
-      assertTrue(scrape.contains("vertx_http_server_active_connections"), scrape);
-      await(first.close());
-      await(second.close());
+      assertTrue(scrape.contains("vertx_http_server_requests"), scrape);
     } finally {
       await(vertx.close());
       root.removeHandler(handler);
     }
     assertFalse(warnings.stream().anyMatch(w -> w.contains("already registered")), warnings.toString());
+  }
+
+  /** The status line and headers of a GET on a kept-alive connection (the body is read and dropped). */
+  private static String get(java.net.Socket s, String path) throws java.io.IOException {
+    s.getOutputStream().write(("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+    java.io.InputStream in = s.getInputStream();
+    StringBuilder head = new StringBuilder();
+    while (!head.toString().endsWith("\r\n\r\n")) {
+      int c = in.read();
+      if (c < 0) {
+        break;
+      }
+      head.append((char) c);
+    }
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?i)content-length: *(\\d+)").matcher(head);
+    if (m.find()) {
+      in.readNBytes(Integer.parseInt(m.group(1)));
+    }
+    return head.toString();
   }
 
   @Test
