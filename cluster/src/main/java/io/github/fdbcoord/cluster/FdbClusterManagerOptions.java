@@ -238,6 +238,7 @@ public final class FdbClusterManagerOptions {
     return operationTimeout;
   }
 
+  /** The JSON form, for logs (a handed-in database shows as such). */
   @Override
   public String toString() {
     return database != null ? "FdbClusterManagerOptions(database handed in, " + toJson().put("store", "handed-in") + ")"

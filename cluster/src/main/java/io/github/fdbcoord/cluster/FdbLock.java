@@ -38,6 +38,7 @@ public final class FdbLock implements Lock {
     return grant.handle().lost();
   }
 
+  /** Releases without waiting (Vert.x's {@code Lock}); {@link #releaseAsync()} tells the outcome. */
   @Override
   public void release() {
     releaseAsync();
