@@ -19,6 +19,7 @@ import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
+import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
@@ -59,6 +60,8 @@ public final class CoordinationClient {
   /** Default margin beyond a request's own wait (acquire's timeout) before it fails with {@link #HOST_UNAVAILABLE}. */
   public static final Duration DEFAULT_REPLY_GRACE = Duration.ofSeconds(5);
   private static final Logger LOG = LoggerFactory.getLogger(CoordinationClient.class);
+  /** The lease assumed when the service does not report its own (the service's default). */
+  private static final long DEFAULT_LEASE_MS = 10_000;
 
   private final Vertx vertx;
   private final String prefix;
@@ -235,7 +238,14 @@ public final class CoordinationClient {
 
   // ------------------------------------------------------------------ interner
 
-  /** The ids of {@code strings} in {@code namespace}, interning those not yet interned. */
+  /**
+   * The ids of {@code strings} in {@code namespace}, interning those not yet interned.
+   *
+   * <p>Ids are unsigned 64-bit values carried in a {@code long}, as {@code ids} of fdb-java's
+   * tuples: those of 2^63 and above are negative as Java prints them. Print them with
+   * {@link Long#toUnsignedString(long)} (what HTTP and the dashboard show), parse with
+   * {@link Long#parseUnsignedLong(String)}, order them with {@link Long#compareUnsigned}.
+   */
   public Future<List<Long>> intern(String namespace, List<String> strings) {
     return request(internerAddress(), InternerWire.INTERN, new JsonObject().put("namespace", namespace)
         .put("strings", WireProtocol.array(strings)))
@@ -261,6 +271,35 @@ public final class CoordinationClient {
     return request(internerAddress(), InternerWire.LIST_NAMESPACES, new JsonObject()).map(InternerWire::namespaces);
   }
 
+  /** Counts of {@code namespace}: strings and id sequences; fails 404 for a missing namespace. */
+  public Future<NamespaceStats> internerStats(String namespace) {
+    return request(internerAddress(), InternerWire.STATS, new JsonObject().put("namespace", namespace))
+        .map(j -> new NamespaceStats(j.getString("namespace"), j.getLong("strings"), j.getLong("sequencesInUse"),
+            j.getInteger("sequenceBits")));
+  }
+
+  /**
+   * A page of the strings of {@code namespace} in unsigned id order, of ids after {@code after}
+   * (0: from the first) and at most {@code limit} (1 to the service's interner.maxBatchSize); fails
+   * 404 for a missing namespace.
+   */
+  public Future<InternedPage> listInterned(String namespace, long after, int limit) {
+    return request(internerAddress(), InternerWire.LIST, new JsonObject().put("namespace", namespace)
+        .put("after", InternerWire.id(after)).put("limit", limit))
+        .map(CoordinationClient::internedPage);
+  }
+
+  private static InternedPage internedPage(JsonObject j) {
+    List<InternedPage.Entry> entries = new ArrayList<>();
+    for (Object o : j.getJsonArray("entries")) {
+      JsonObject e = (JsonObject) o;
+      entries.add(new InternedPage.Entry(Long.parseUnsignedLong(e.getString("id")), e.getString("string")));
+    }
+    String next = j.getString("nextAfter");
+    return new InternedPage(j.getString("namespace"), entries,
+        next == null ? OptionalLong.empty() : OptionalLong.of(Long.parseUnsignedLong(next)));
+  }
+
   /** Removes {@code namespace} and its strings; completes with whether it existed. */
   public Future<Boolean> removeNamespace(String namespace) {
     return request(internerAddress(), InternerWire.REMOVE_NAMESPACE, new JsonObject().put("namespace", namespace))
@@ -269,7 +308,15 @@ public final class CoordinationClient {
 
   // ------------------------------------------------------------------ mutex
 
-  /** The outcome of an acquire: held with a fencing token, or (tryAcquire only) queued at a position. */
+  /**
+   * The outcome of an acquire: held with a fencing token, or (tryAcquire only) queued at a position.
+   *
+   * @param name the mutex
+   * @param owner the owner that asked
+   * @param held whether {@code owner} now holds the mutex
+   * @param token the grant's fencing token when held
+   * @param position the place in the queue when not held (1: next), 0 when held
+   */
   public record Grant(String name, String owner, boolean held, Optional<FencingToken> token, int position) {
     static Grant of(JsonObject j) {
       return new Grant(j.getString("name"), j.getString("owner"), MutexWire.isHeld(j), MutexWire.token(j),
@@ -292,12 +339,41 @@ public final class CoordinationClient {
    * take it away): when this node dies, the service takes the waiter out of the queue.
    */
   public Future<Grant> acquire(String name, String owner, Duration timeout) {
+    return acquireReply(name, owner, timeout).map(Grant::of);
+  }
+
+  private Future<JsonObject> acquireReply(String name, String owner, Duration timeout) {
     return liveness.enter()
         .compose(address -> request(mutexAddress(), MutexWire.ACQUIRE, new JsonObject().put("name", name)
             .put("owner", owner).put("timeoutMs", timeout.toMillis()).put("liveness", address),
             replyGraceMs + timeout.toMillis()))
-        .andThen(ar -> liveness.done())
-        .map(Grant::of);
+        .andThen(ar -> liveness.done());
+  }
+
+  /** As {@link #lock(String, LockOptions)} with the default options: a random owner, a 10 s wait. */
+  public Future<ClientLock> lock(String name) {
+    return lock(name, new LockOptions());
+  }
+
+  /**
+   * Takes mutex {@code name} and keeps it until {@link ClientLock#release()}: the returned lock
+   * renews its lease on the caller's context, reports through {@link ClientLock#lost()} a loss it
+   * could not prevent (a pause or partition longer than the lease), and is released when the
+   * caller's context closes (the verticle that took it is undeployed). Fails with code 409
+   * (reason timed_out) when the mutex was not free within {@code options.getTimeout()}.
+   *
+   * <p>This is the handle to use for work under a lock; {@link #acquire} leaves renewing to the caller.
+   */
+  public Future<ClientLock> lock(String name, LockOptions options) {
+    Objects.requireNonNull(options, "options");
+    ContextInternal context = (ContextInternal) vertx.getOrCreateContext();
+    String owner = options.ownerOrRandom();
+    long sentAt = System.nanoTime();
+    return acquireReply(name, owner, options.getTimeout()).map(reply -> {
+      long leaseMs = MutexWire.leaseMs(reply).orElse(DEFAULT_LEASE_MS);
+      long renewMs = options.getRenewInterval() != null ? options.getRenewInterval().toMillis() : Math.max(1, leaseMs / 3);
+      return new ClientLock(this, context, name, owner, MutexWire.token(reply).get(), leaseMs, renewMs, sentAt).start();
+    });
   }
 
   /** Releases; the token (nullable) limits the release to that grant. */
@@ -337,6 +413,26 @@ public final class CoordinationClient {
         .map(MutexWire::heldNames);
   }
 
+  /**
+   * Ends the waiting acquires of {@code owner} for mutex {@code name} sent through the serving node
+   * (they fail with 409 abandoned) and takes the owner out of the queue; completes with how many
+   * waits it ended. For a requester that went away without waiting for its reply.
+   */
+  public Future<Integer> abandon(String name, String owner) {
+    return request(mutexAddress(), MutexWire.ABANDON, new JsonObject().put("name", name).put("owner", owner))
+        .map(j -> j.getInteger("abandoned"));
+  }
+
+  /** Mutex {@code name} as an operator looks at it: its state, how long it is held and its lease left. */
+  public Future<MutexInspection> inspect(String name) {
+    return request(mutexAddress(), MutexWire.INSPECT, new JsonObject().put("name", name))
+        .map(j -> new MutexInspection(MutexWire.state(j), millis(j.getLong("heldMs")), millis(j.getLong("leaseLeftMs"))));
+  }
+
+  private static Optional<Duration> millis(Long ms) {
+    return ms == null ? Optional.empty() : Optional.of(Duration.ofMillis(ms));
+  }
+
   /** A consistent snapshot of mutex {@code name}: owner record and queue. */
   public Future<MutexState> mutexState(String name) {
     return request(mutexAddress(), MutexWire.STATE, new JsonObject().put("name", name)).map(MutexWire::state);
@@ -345,7 +441,10 @@ public final class CoordinationClient {
   /**
    * Events of a mutex may have been missed: the service no longer had them when this client asked
    * (its event log keeps them for {@code mutex.eventRetentionMs}, or the serving node came back with
-   * another store). {@code lastDelivered} is the sequence of the last event delivered before the gap.
+   * another store).
+   *
+   * @param mutex the mutex whose events may have been missed
+   * @param lastDelivered the sequence of the last event delivered before the gap; empty when none was
    */
   public record EventGap(String mutex, Optional<FencingToken> lastDelivered) {}
 

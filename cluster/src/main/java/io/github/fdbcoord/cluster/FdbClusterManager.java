@@ -119,6 +119,16 @@ public class FdbClusterManager implements ClusterManager {
     return options.build();
   }
 
+  /**
+   * Where the clustered event bus listens when Vert.x's {@code EventBusOptions} names no host:
+   * {@link FdbClusterManagerOptions#eventBusHost()}, loopback unless configured (Vert.x's own
+   * default would be the machine's first network address).
+   */
+  @Override
+  public String clusterHost() {
+    return options.eventBusHost();
+  }
+
   /** The options of this manager. */
   public FdbClusterManagerOptions options() {
     return options;
@@ -126,11 +136,13 @@ public class FdbClusterManager implements ClusterManager {
 
   // ================================================================== lifecycle
 
+  /** Keeps the Vert.x instance: the join and leave promises complete on its threads. */
   @Override
   public void init(Vertx vertx) {
     this.vertx = (VertxInternal) vertx;
   }
 
+  /** Opens the store, joins the membership (a node record with a lease, heartbeated) and starts following registrations; one join per instance. */
   @Override
   public void join(Completable<Void> promise) {
     if (!state.move(State.NEW, State.JOINING)) {
@@ -208,6 +220,7 @@ public class FdbClusterManager implements ClusterManager {
     }, false).onSuccess(v -> promise.succeed()).onFailure(promise::fail);
   }
 
+  /** Releases this node's locks, removes its node record and closes the store it opened; a second leave does nothing. */
   @Override
   public void leave(Completable<Void> promise) {
     if (state.move(State.CRASHED, State.LEFT)) {
@@ -256,6 +269,7 @@ public class FdbClusterManager implements ClusterManager {
     }
   }
 
+  /** Whether this node joined and has neither left nor crashed. */
   @Override
   public boolean isActive() {
     return state.isActive();
@@ -302,31 +316,37 @@ public class FdbClusterManager implements ClusterManager {
 
   // ================================================================== membership
 
+  /** This node's id, a random UUID chosen at join. */
   @Override
   public String getNodeId() {
     return nodeId;
   }
 
+  /** The ids of the live members, as this node last read the membership. */
   @Override
   public List<String> getNodes() {
     return membership.nodes();
   }
 
+  /** Sets the listener told of members that join and leave (evicted after their lease). */
   @Override
   public void nodeListener(NodeListener listener) {
     membership.listener(listener);
   }
 
+  /** Stores this node's event-bus host and port in its node record. */
   @Override
   public void setNodeInfo(NodeInfo info, Completable<Void> promise) {
     membership.setNodeInfo(info, promise);
   }
 
+  /** This node's info as set by Vert.x. */
   @Override
   public NodeInfo getNodeInfo() {
     return membership.nodeInfo();
   }
 
+  /** Another member's info, read from its node record; fails for an unknown node. */
   @Override
   public void getNodeInfo(String id, Completable<NodeInfo> promise) {
     membership.nodeInfo(id, promise);
@@ -334,21 +354,25 @@ public class FdbClusterManager implements ClusterManager {
 
   // ================================================================== registrations
 
+  /** Sets the listener told of event-bus registrations as they change on any node. */
   @Override
   public void registrationListener(RegistrationListener listener) {
     registrations.listener(listener);
   }
 
+  /** Records a consumer of this node at {@code address}; removed with the node when it leaves or is evicted. */
   @Override
   public void addRegistration(String address, RegistrationInfo info, Completable<Void> promise) {
     registrations.add(address, info, promise);
   }
 
+  /** Removes a consumer of this node at {@code address}. */
   @Override
   public void removeRegistration(String address, RegistrationInfo info, Completable<Void> promise) {
     registrations.remove(address, info, promise);
   }
 
+  /** The consumers at {@code address} on every live node. */
   @Override
   public void getRegistrations(String address, Completable<List<RegistrationInfo>> promise) {
     registrations.get(address, promise);
@@ -356,16 +380,19 @@ public class FdbClusterManager implements ClusterManager {
 
   // ================================================================== shared data
 
+  /** The cluster-wide map {@code name} in the store (entries with a TTL expire on their own). */
   @Override
   public <K, V> void getAsyncMap(String name, Completable<AsyncMap<K, V>> promise) {
     promise.succeed(new FdbAsyncMap<>(joinedStore(), name));
   }
 
+  /** The map {@code name} in the store, with blocking operations (Vert.x's HA data). */
   @Override
   public <K, V> Map<K, V> getSyncMap(String name) {
     return new FdbSyncMap<>(joinedStore(), name);
   }
 
+  /** The lock {@code name}: a mutex of the lock directory, renewed by this node until released, released when the node leaves. */
   @Override
   public void getLockWithTimeout(String name, long timeout, Completable<Lock> promise) {
     if (!state.isActive()) {
@@ -375,6 +402,7 @@ public class FdbClusterManager implements ClusterManager {
     ClusterStore.complete(locks.acquire(name, timeout, state::stopped).thenApply(grant -> (Lock) new FdbLock(grant)), promise);
   }
 
+  /** The cluster-wide counter {@code name} in the store. */
   @Override
   public void getCounter(String name, Completable<Counter> promise) {
     promise.succeed(new FdbCounter(joinedStore(), name));
@@ -398,6 +426,7 @@ public class FdbClusterManager implements ClusterManager {
     return s;
   }
 
+  /** The node id, its state and its options, for logs. */
   @Override
   public String toString() {
     return "FdbClusterManager(node " + nodeId + ", " + state + ", " + options + ")";

@@ -30,6 +30,13 @@ import java.util.Set;
  * heartbeats and reaper intervals below what a store round trip can honour are refused
  * ({@link #MIN_NODE_LEASE}, {@link #MIN_HEARTBEAT_INTERVAL}, {@link #MIN_REAPER_INTERVAL}, and
  * {@code nodeLease >= 2 * heartbeatInterval + reaperInterval}).
+ * The event bus listens on {@value #DEFAULT_EVENT_BUS_HOST} by default.
+ *
+ * <p>The event bus host is where the clustered event bus listens (and what other nodes are told to
+ * connect to) unless Vert.x's own {@code EventBusOptions.setHost} says otherwise. It defaults to
+ * loopback because the event bus has no authentication: whoever reaches its port can send to every
+ * address of the cluster, including the coordination service's. Nodes on several machines need a
+ * host they can reach one another on, on a network only they share.
  *
  * <p>JSON form ({@link #FdbClusterManagerOptions(JsonObject)}, {@link #toJson()}):
  * <pre>
@@ -37,7 +44,8 @@ import java.util.Set;
  *   "directory": ["fdbcoord", "cluster"], "lockDirectory": ["fdbcoord", "mutex"],
  *   "nodeLeaseMillis": 10000, "heartbeatIntervalMillis": 2000, "reaperIntervalMillis": 1000,
  *   "logRetentionMillis": 60000, "operationTimeoutMillis": 30000,
- *   "failureDetection": true, "suspicionWindowMillis": 500 }
+ *   "failureDetection": true, "suspicionWindowMillis": 500,
+ *   "eventBusHost": "127.0.0.1" }
  * </pre>
  */
 public final class FdbClusterManagerOptions {
@@ -46,9 +54,12 @@ public final class FdbClusterManagerOptions {
   /** The coordination service's mutex root ({@code rootDirectory + ["mutex"]} with its default root). */
   public static final List<String> DEFAULT_LOCK_DIRECTORY = List.of("fdbcoord", "mutex");
 
+  /** Where the clustered event bus listens by default: this machine only (see the class comment). */
+  public static final String DEFAULT_EVENT_BUS_HOST = "127.0.0.1";
+
   private static final Set<String> KEYS = Set.of("store", "dataDirectory", "clusterFile", "directory", "lockDirectory",
       "nodeLeaseMillis", "heartbeatIntervalMillis", "reaperIntervalMillis", "logRetentionMillis", "operationTimeoutMillis",
-      "failureDetection", "suspicionWindowMillis");
+      "failureDetection", "suspicionWindowMillis", "eventBusHost");
 
   /**
    * The shortest heartbeat interval accepted: a heartbeat is a store round trip (a few milliseconds,
@@ -76,8 +87,10 @@ public final class FdbClusterManagerOptions {
   private final Duration operationTimeout;
   private final boolean failureDetection;
   private final Duration suspicionWindow;
+  private final String eventBusHost;
 
   private FdbClusterManagerOptions(Builder b) {
+    this.eventBusHost = b.eventBusHost;
     this.database = b.database;
     this.storeOptions = b.storeOptions;
     this.directory = b.directory;
@@ -151,6 +164,9 @@ public final class FdbClusterManagerOptions {
     if (json.containsKey("suspicionWindowMillis")) {
       b.suspicionWindow(millis(json, "suspicionWindowMillis"));
     }
+    if (json.containsKey("eventBusHost")) {
+      b.eventBusHost(string(json, "eventBusHost", DEFAULT_EVENT_BUS_HOST));
+    }
     b.validate();
     return b;
   }
@@ -179,6 +195,7 @@ public final class FdbClusterManagerOptions {
     b.operationTimeout = operationTimeout;
     b.failureDetection = failureDetection;
     b.suspicionWindow = suspicionWindow;
+    b.eventBusHost = eventBusHost;
     return b;
   }
 
@@ -204,7 +221,13 @@ public final class FdbClusterManagerOptions {
         .put("logRetentionMillis", logRetention.toMillis())
         .put("operationTimeoutMillis", operationTimeout.toMillis())
         .put("failureDetection", failureDetection)
-        .put("suspicionWindowMillis", suspicionWindow.toMillis());
+        .put("suspicionWindowMillis", suspicionWindow.toMillis())
+        .put("eventBusHost", eventBusHost);
+  }
+
+  /** The host the clustered event bus listens on unless {@code EventBusOptions} names one. */
+  public String eventBusHost() {
+    return eventBusHost;
   }
 
   /** A database to use as is (never closed by the manager), or null to open {@link #storeOptions()}. */
@@ -273,6 +296,7 @@ public final class FdbClusterManagerOptions {
     return suspicionWindow;
   }
 
+  /** The JSON form, for logs (a handed-in database shows as such). */
   @Override
   public String toString() {
     return database != null ? "FdbClusterManagerOptions(database handed in, " + toJson().put("store", "handed-in") + ")"
@@ -292,6 +316,7 @@ public final class FdbClusterManagerOptions {
     private Duration operationTimeout = Duration.ofSeconds(30);
     private boolean failureDetection = true;
     private Duration suspicionWindow = Duration.ofMillis(500);
+    private String eventBusHost = DEFAULT_EVENT_BUS_HOST;
 
     private Builder() {}
 
@@ -358,6 +383,19 @@ public final class FdbClusterManagerOptions {
     /** Suspicion window (default 500 ms); at least {@link #MIN_SUSPICION_WINDOW}, shorter than the node lease. */
     public Builder suspicionWindow(Duration suspicionWindow) {
       this.suspicionWindow = positive(suspicionWindow, "suspicionWindow");
+      return this;
+    }
+
+    /**
+     * The host the clustered event bus listens on (an address or a name of this machine; "0.0.0.0"
+     * for every interface); default {@value FdbClusterManagerOptions#DEFAULT_EVENT_BUS_HOST}.
+     */
+    public Builder eventBusHost(String eventBusHost) {
+      Objects.requireNonNull(eventBusHost, "eventBusHost");
+      if (eventBusHost.isBlank()) {
+        throw new IllegalArgumentException("eventBusHost must not be blank");
+      }
+      this.eventBusHost = eventBusHost;
       return this;
     }
 

@@ -43,7 +43,7 @@ public final class FdbLock implements Lock {
   }
 
   /**
-   * Releases the lock.
+   * Releases without waiting (Vert.x's {@code Lock}); {@link #releaseAsync()} tells the outcome.
    *
    * @throws IllegalStateException when the grant is known to be lost: the caller's critical section
    *     may have overlapped another holder's, and must not pass silently

@@ -1,6 +1,7 @@
 package io.github.fdbcoord.service;
 
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -37,6 +38,13 @@ public final class Metrics {
     // wrong) and warns "Gauge already registered" at every start. Dropped rather than wrong.
     registry.config().meterFilter(MeterFilter.deny(id -> id.getTag("address") == null
         && (id.getName().equals("vertx.eventbus.handlers") || id.getName().equals("vertx.eventbus.pending"))));
+    // Likewise the HTTP server's gauges (active connections, WebSocket connections, requests): each
+    // instance of the HTTP verticle registers them, with the same ids, when its first connection
+    // arrives; from the second connection served by another instance on, Micrometer ignores the new
+    // gauge (the value counts one instance only) and warns. The request counters and timers add up
+    // correctly and stay.
+    registry.config().meterFilter(MeterFilter.deny(id -> id.getType() == Meter.Type.GAUGE
+        && id.getName().startsWith("vertx.http.server.")));
   }
 
   public PrometheusMeterRegistry registry() {

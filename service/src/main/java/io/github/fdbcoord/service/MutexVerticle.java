@@ -127,7 +127,7 @@ public final class MutexVerticle extends LayerVerticle {
               grants.remove(key(name, owner));
             }
           })
-          .map(o -> MutexWire.owner(name, o).put("held", true));
+          .map(o -> MutexWire.owner(name, o).put("held", true).put("leaseMs", mutexes.options().lease().toMillis()));
       if (token != null) {
         return beat;
       }
@@ -382,7 +382,8 @@ public final class MutexVerticle extends LayerVerticle {
 
   private JsonObject held(String name, String owner, FencingToken token) {
     grants.put(key(name, owner), new Grant(name, owner, token));
-    return MutexWire.held(name, owner, token);
+    // The lease travels with the grant: a client's lock renews at a third of it.
+    return MutexWire.held(name, owner, token).put("leaseMs", mutexes.options().lease().toMillis());
   }
 
   private static String key(String name, String owner) {

@@ -24,6 +24,12 @@ import java.util.Map;
  * every lock event of the subscribed mutexes as {@code {"type": "lock", "event": "HANDED_OFF", ...}}
  * (fields of docs/vertx.md), each once, in sequence order. Bad messages get
  * {@code {"type": "error", "message": ...}} and the connection stays open.
+ *
+ * <p>A subscriber that comes back (a reconnect, a restart of the service) resumes with {@code
+ * "after": {"m1": "<sequence of the last event it got>"}}: the events since then are replayed from
+ * the mutex's event log before the live ones, or, when the log no longer holds that point (trimmed
+ * after {@code mutex.eventRetentionMs}, or another store), a {@code {"type": "gap", "mutex", "after"}}
+ * message says that events were missed before those that follow.
  */
 final class WebSocketSession {
   private final ServerWebSocket ws;
@@ -32,6 +38,8 @@ final class WebSocketSession {
   private final Vertx vertx;
   private final Map<String, MessageConsumer<JsonObject>> consumers = new HashMap<>();
   private final Map<String, FencingToken> lastSequence = new HashMap<>();
+  /** Live events of mutexes whose replay is under way: pushed after it, in sequence order. */
+  private final Map<String, List<JsonObject>> held = new HashMap<>();
   /** This connection's watcher id: its watches are renewed while it lives and given back when it ends. */
   private final String watcher = "ws-" + java.util.UUID.randomUUID();
   private final java.util.Set<WebSocketSession> sessions;
@@ -67,7 +75,12 @@ final class WebSocketSession {
   }
 
   private Future<JsonObject> watch(String name) {
-    return client.request(client.mutexAddress(), MutexWire.WATCH, new JsonObject().put("name", name).put("watcher", watcher));
+    return watch(name, null);
+  }
+
+  private Future<JsonObject> watch(String name, FencingToken after) {
+    return client.request(client.mutexAddress(), MutexWire.WATCH, new JsonObject().put("name", name)
+        .put("watcher", watcher).put("after", after == null ? null : after.toString()));
   }
 
   private void unwatch(String name) {
@@ -89,7 +102,8 @@ final class WebSocketSession {
     }
     try {
       if (msg.containsKey("subscribe")) {
-        subscribe(names(msg, "subscribe"));
+        List<String> names = names(msg, "subscribe");
+        subscribe(names, resumePoints(msg, names));
       } else if (msg.containsKey("unsubscribe")) {
         unsubscribe(names(msg, "unsubscribe"));
       } else {
@@ -108,7 +122,30 @@ final class WebSocketSession {
     return names;
   }
 
-  private void subscribe(List<String> names) {
+  /** The {@code after} object of a subscribe: a sequence per mutex to resume after. */
+  private static Map<String, FencingToken> resumePoints(JsonObject msg, List<String> names) {
+    Object after = msg.getValue("after");
+    if (after == null) {
+      return Map.of();
+    }
+    if (!(after instanceof JsonObject)) {
+      throw new IllegalArgumentException("field 'after' must be an object of mutex name to sequence, got "
+          + Requests.describe(after));
+    }
+    Map<String, FencingToken> points = new HashMap<>();
+    for (Map.Entry<String, Object> e : (JsonObject) after) {
+      if (!names.contains(e.getKey())) {
+        throw new IllegalArgumentException("field 'after' names '" + e.getKey() + "', which is not subscribed to");
+      }
+      if (!(e.getValue() instanceof String)) {
+        throw new IllegalArgumentException("field 'after." + e.getKey() + "' must be a sequence (20 hex digits)");
+      }
+      points.put(e.getKey(), FencingToken.parse((String) e.getValue()));
+    }
+    return points;
+  }
+
+  private void subscribe(List<String> names, Map<String, FencingToken> resume) {
     long fresh = names.stream().distinct().filter(n -> !consumers.containsKey(n)).count();
     if (consumers.size() + fresh > config.maxWebSocketSubscriptions()) {
       error("at most " + config.maxWebSocketSubscriptions() + " mutexes per connection (http.maxWebSocketSubscriptions)");
@@ -119,9 +156,18 @@ final class WebSocketSession {
       if (consumers.containsKey(name)) {
         continue;
       }
-      MessageConsumer<JsonObject> c = vertx.eventBus().consumer(config.mutexEventsAddress(name), m -> push(name, m.body()));
+      FencingToken after = resume.get(name);
+      held.put(name, new ArrayList<>());
+      MessageConsumer<JsonObject> c = vertx.eventBus().consumer(config.mutexEventsAddress(name), m -> {
+        List<JsonObject> waiting = held.get(name);
+        if (waiting != null) {
+          waiting.add(m.body());
+        } else {
+          push(name, m.body());
+        }
+      });
       consumers.put(name, c);
-      ready.add(c.completion().compose(v -> watch(name)));
+      ready.add(c.completion().compose(v -> watch(name, after)).andThen(ar -> replay(name, after, ar.result())));
     }
     Future.all(ready).onComplete(ar -> {
       if (ar.succeeded()) {
@@ -138,12 +184,35 @@ final class WebSocketSession {
     for (String name : names) {
       MessageConsumer<JsonObject> c = consumers.remove(name);
       lastSequence.remove(name);
+      held.remove(name);
       if (c != null) {
         c.unregister();
         unwatch(name);
       }
     }
     send(new JsonObject().put("type", "unsubscribed").put("mutexes", new JsonArray(new ArrayList<>(names))));
+  }
+
+  /**
+   * Pushes the watch reply's replay after {@code after} (or a gap message), then the live events
+   * that arrived meanwhile; a failed watch (null reply) pushes those alone.
+   */
+  private void replay(String name, FencingToken after, JsonObject reply) {
+    if (after != null && reply != null && consumers.containsKey(name)) {
+      lastSequence.put(name, after);
+      if (Boolean.TRUE.equals(reply.getBoolean("gap"))) {
+        send(new JsonObject().put("type", "gap").put("mutex", name).put("after", after.toString()));
+      }
+      JsonArray events = reply.getJsonArray("events");
+      if (events != null) {
+        events.forEach(e -> push(name, (JsonObject) e));
+      }
+    }
+    List<JsonObject> live = held.remove(name);
+    if (live != null) {
+      live.sort((a, b) -> a.getString("sequence").compareTo(b.getString("sequence")));
+      live.forEach(e -> push(name, e));
+    }
   }
 
   /** Forwards an event once: several nodes may publish the same transition. */

@@ -291,4 +291,44 @@ class CoordinationClientTest {
     await(client.release("l2", "holder", holder));
     assertTrue(await(waiting).held());
   }
+
+  @Test
+  void internerStatsAndListing() {
+    List<Long> ids = await(client.intern("browse", List.of("x", "y", "z")));
+    io.github.fdbcoord.client.NamespaceStats stats = await(client.internerStats("browse"));
+    assertEquals("browse", stats.namespace());
+    assertEquals(3, stats.strings());
+    assertTrue(stats.sequenceBits() > 0);
+    io.github.fdbcoord.client.InternedPage first = await(client.listInterned("browse", 0, 2));
+    assertEquals(2, first.entries().size());
+    assertTrue(first.nextAfter().isPresent());
+    io.github.fdbcoord.client.InternedPage rest = await(client.listInterned("browse", first.nextAfter().getAsLong(), 2));
+    assertEquals(1, rest.entries().size());
+    assertTrue(rest.nextAfter().isEmpty());
+    java.util.Map<Long, String> listed = new java.util.HashMap<>();
+    first.entries().forEach(e -> listed.put(e.id(), e.string()));
+    rest.entries().forEach(e -> listed.put(e.id(), e.string()));
+    assertEquals(java.util.Map.of(ids.get(0), "x", ids.get(1), "y", ids.get(2), "z"), listed);
+    failure(client.internerStats("absent-namespace"), 404, "not_found");
+  }
+
+  @Test
+  void inspectAndAbandon() throws Exception {
+    assertTrue(await(client.inspect("inspected")).heldFor().isEmpty());
+    Grant g = await(client.tryAcquire("inspected", "holder"));
+    io.github.fdbcoord.client.MutexInspection held = await(client.inspect("inspected"));
+    assertEquals("holder", held.state().owner().orElseThrow().owner());
+    assertEquals(g.token(), held.state().owner().map(MutexOwner::token));
+    assertTrue(held.leaseLeft().isPresent());
+    // A waiter whose requester went away: abandon ends its wait.
+    Future<Grant> waiting = client.acquire("inspected", "gone", Duration.ofSeconds(15));
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (await(client.mutexState("inspected")).queue().isEmpty() && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    assertEquals(1, await(client.abandon("inspected", "gone")));
+    failure(waiting, 409, "abandoned");
+    assertTrue(await(client.mutexState("inspected")).queue().isEmpty());
+    await(client.release("inspected", "holder", g.token().get()));
+  }
 }

@@ -229,6 +229,72 @@ class CoordinationMainTest {
     assertFalse(warnings.stream().anyMatch(w -> w.contains("already registered")), warnings.toString());
   }
 
+  /**
+   * Two HTTP connections open at once (the dashboard and a curl): vertx-micrometer-metrics then
+   * registers its per-connection gauges a second time, which Micrometer warns about.
+   */
+  @Test
+  void noDuplicateGaugeWarningWithTwoHttpConnections() throws Exception {
+    Logger root = Logger.getLogger("");
+    List<String> warnings = new CopyOnWriteArrayList<>();
+    Handler handler = new Handler() {
+      @Override
+      public void publish(LogRecord r) {
+        if (r.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) {
+          warnings.add(r.getLoggerName() + ": " + r.getMessage());
+        }
+      }
+
+      @Override
+      public void flush() {}
+
+      @Override
+      public void close() {}
+    };
+    root.addHandler(handler);
+    Metrics metrics = new Metrics();
+    Vertx vertx = CoordinationMain.createVertx(metrics);
+    try {
+      CoordinationVerticle service = new CoordinationVerticle(new JsonObject()
+          .put("http", new JsonObject().put("enabled", true).put("port", 0)), null, metrics);
+      await(vertx.deployVerticle(service));
+      // Two connections open at once, from outside Vert.x (a browser and a curl): only the server's meters count.
+      try (java.net.Socket first = new java.net.Socket("127.0.0.1", service.httpPort());
+           java.net.Socket second = new java.net.Socket("127.0.0.1", service.httpPort())) {
+        for (int round = 0; round < 2; round++) {
+          for (java.net.Socket s : List.of(first, second)) {
+            assertTrue(get(s, "/health").startsWith("HTTP/1.1 200"));
+          }
+        }
+      }
+      String scrape = metrics.scrape();
+      assertTrue(scrape.contains("vertx_http_server_requests"), scrape);
+    } finally {
+      await(vertx.close());
+      root.removeHandler(handler);
+    }
+    assertFalse(warnings.stream().anyMatch(w -> w.contains("already registered")), warnings.toString());
+  }
+
+  /** The status line and headers of a GET on a kept-alive connection (the body is read and dropped). */
+  private static String get(java.net.Socket s, String path) throws java.io.IOException {
+    s.getOutputStream().write(("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+    java.io.InputStream in = s.getInputStream();
+    StringBuilder head = new StringBuilder();
+    while (!head.toString().endsWith("\r\n\r\n")) {
+      int c = in.read();
+      if (c < 0) {
+        break;
+      }
+      head.append((char) c);
+    }
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?i)content-length: *(\\d+)").matcher(head);
+    if (m.find()) {
+      in.readNBytes(Integer.parseInt(m.group(1)));
+    }
+    return head.toString();
+  }
+
   @Test
   void launcherExitsOnAMissingFileAndPrintsHelp(@TempDir Path dir) throws Exception {
     Result missing = run(List.of(CoordinationMain.class.getName(), dir.resolve("absent.json").toString()));

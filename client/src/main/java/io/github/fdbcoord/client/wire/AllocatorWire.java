@@ -6,7 +6,9 @@ import java.util.HexFormat;
 
 /** The allocator's messages: action names, {@code value} (a JSON number), {@code prefix} (hex). */
 public final class AllocatorWire {
+  /** The allocator's action "allocate". */
   public static final String ALLOCATE = "allocate";
+  /** The allocator's action "allocatePrefix". */
   public static final String ALLOCATE_PREFIX = "allocatePrefix";
 
   private static final HexFormat HEX = HexFormat.of();

@@ -14,13 +14,21 @@ import java.util.List;
  * {@code nextStartAfter}).
  */
 public final class DirectoryWire {
+  /** The directory's action "create". */
   public static final String CREATE = "create";
+  /** The directory's action "createOrOpen". */
   public static final String CREATE_OR_OPEN = "createOrOpen";
+  /** The directory's action "open". */
   public static final String OPEN = "open";
+  /** The directory's action "exists". */
   public static final String EXISTS = "exists";
+  /** The directory's action "list". */
   public static final String LIST = "list";
+  /** The directory's action "move". */
   public static final String MOVE = "move";
+  /** The directory's action "remove". */
   public static final String REMOVE = "remove";
+  /** The directory's action "removeIfExists". */
   public static final String REMOVE_IF_EXISTS = "removeIfExists";
 
   private static final HexFormat HEX = HexFormat.of();

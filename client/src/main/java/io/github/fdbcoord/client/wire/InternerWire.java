@@ -13,12 +13,19 @@ import java.util.OptionalLong;
  * above 2^53, and ids use all 64 bits.
  */
 public final class InternerWire {
+  /** The interner's action "intern". */
   public static final String INTERN = "intern";
+  /** The interner's action "resolve". */
   public static final String RESOLVE = "resolve";
+  /** The interner's action "lookup". */
   public static final String LOOKUP = "lookup";
+  /** The interner's action "stats". */
   public static final String STATS = "stats";
+  /** The interner's action "list". */
   public static final String LIST = "list";
+  /** The interner's action "listNamespaces". */
   public static final String LIST_NAMESPACES = "listNamespaces";
+  /** The interner's action "removeNamespace". */
   public static final String REMOVE_NAMESPACE = "removeNamespace";
 
   private InternerWire() {}

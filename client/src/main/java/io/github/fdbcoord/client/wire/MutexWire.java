@@ -20,16 +20,27 @@ import java.util.Optional;
  * of the enqueue (the ticket's 10 bytes and user version 0) in hex.
  */
 public final class MutexWire {
+  /** The mutex's action "tryAcquire". */
   public static final String TRY_ACQUIRE = "tryAcquire";
+  /** The mutex's action "acquire". */
   public static final String ACQUIRE = "acquire";
+  /** The mutex's action "release". */
   public static final String RELEASE = "release";
+  /** The mutex's action "heartbeat". */
   public static final String HEARTBEAT = "heartbeat";
+  /** The mutex's action "abandon". */
   public static final String ABANDON = "abandon";
+  /** The mutex's action "leave". */
   public static final String LEAVE = "leave";
+  /** The mutex's action "state". */
   public static final String STATE = "state";
+  /** The mutex's action "inspect". */
   public static final String INSPECT = "inspect";
+  /** The mutex's action "held". */
   public static final String HELD = "held";
+  /** The mutex's action "watch". */
   public static final String WATCH = "watch";
+  /** The mutex's action "unwatch". */
   public static final String UNWATCH = "unwatch";
 
   private static final HexFormat HEX = HexFormat.of();
@@ -50,6 +61,15 @@ public final class MutexWire {
   public static JsonObject queued(String name, String owner, int position, byte[] ticket) {
     return new JsonObject().put("name", name).put("owner", owner).put("held", false).put("position", position)
         .put("ticket", ticket == null ? null : HEX.formatHex(ticket));
+  }
+
+  /**
+   * The service's lease, which a holding reply (acquire, tryAcquire, heartbeat) reports so that a
+   * client renews often enough; empty from a service that does not report it.
+   */
+  public static java.util.OptionalLong leaseMs(JsonObject reply) {
+    Long ms = reply.getLong("leaseMs");
+    return ms == null ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(ms);
   }
 
   /** Whether an acquire reply holds the mutex. */
