@@ -7,6 +7,8 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.eventbus.EventBusOptions;
+import io.vertx.core.shareddata.AsyncMap;
+import io.vertx.core.shareddata.Counter;
 import io.vertx.core.shareddata.Lock;
 
 import java.time.Duration;
@@ -24,7 +26,7 @@ import java.util.function.Consumer;
  * cluster module's {@code LockSoakTest}.
  */
 public final class LockSoak implements AutoCloseable {
-  /** One window's figures: B's cycles per second and C's single acquire + release, in milliseconds. */
+  /** One window's figures: B's cycles (or operations) per second, C's single acquire + release in milliseconds, the live heap. */
   public record Window(int index, double cyclesPerSecond, double otherLockMillis, long heapMb) {}
 
   private final List<Vertx> nodes;
@@ -73,12 +75,58 @@ public final class LockSoak implements AutoCloseable {
       long o = System.nanoTime();
       await(c.sharedData().getLockWithTimeout("other-" + index % 4, 30_000)).release();
       double otherMs = (System.nanoTime() - o) / 1e6;
-      Runtime rt = Runtime.getRuntime();
-      Window w = new Window(index++, cycles / seconds, otherMs, (rt.totalMemory() - rt.freeMemory()) >> 20);
+      Window w = new Window(index++, cycles / seconds, otherMs, liveHeapMb());
       windows.add(w);
       out.accept(w);
     }
     return windows;
+  }
+
+  /**
+   * Runs {@code workload} on node B for {@code total} (whole windows) instead of the lock loop:
+   * {@code counter} increments one counter, {@code map} alternates a put and a get of 1,000 keys of
+   * one async map, each operation awaited before the next.
+   */
+  public List<Window> runSharedData(String workload, Duration total, Duration window, Consumer<Window> out) throws Exception {
+    Vertx b = nodes.get(1);
+    Counter counter = await(b.sharedData().getCounter("soak-counter"));
+    AsyncMap<String, String> map = await(b.sharedData().getAsyncMap("soak-map"));
+    List<Window> windows = new ArrayList<>();
+    long count = Math.max(1, total.toNanos() / window.toNanos());
+    long i = 0;
+    for (int index = 0; index < count; index++) {
+      long t0 = System.nanoTime();
+      long windowEnd = t0 + window.toNanos();
+      long ops = 0;
+      while (System.nanoTime() < windowEnd) {
+        switch (workload) {
+          case "counter" -> await(counter.incrementAndGet());
+          case "map" -> {
+            String key = "k" + (i % 1000);
+            await(i % 2 == 0 ? map.put(key, "value-" + i) : map.get(key));
+          }
+          default -> throw new IllegalArgumentException("unknown workload " + workload);
+        }
+        i++;
+        ops++;
+      }
+      Window w = new Window(index, ops / ((System.nanoTime() - t0) / 1e9), 0, liveHeapMb());
+      windows.add(w);
+      out.accept(w);
+    }
+    return windows;
+  }
+
+  /** Heap in use after the last garbage collection of each pool (the live data, not garbage), in MB. */
+  public static long liveHeapMb() {
+    long bytes = 0;
+    for (java.lang.management.MemoryPoolMXBean pool : java.lang.management.ManagementFactory.getMemoryPoolMXBeans()) {
+      java.lang.management.MemoryUsage used = pool.getCollectionUsage();
+      if (pool.getType() == java.lang.management.MemoryType.HEAP && used != null) {
+        bytes += used.getUsed();
+      }
+    }
+    return bytes >> 20;
   }
 
   @Override

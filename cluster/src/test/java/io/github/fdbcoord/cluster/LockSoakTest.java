@@ -28,7 +28,7 @@ class LockSoakTest {
     try (EmbeddedDatabase db = EmbeddedDatabase.inMemory(); LockSoak soak = LockSoak.start(db)) {
       soak.run(WARM_UP, WARM_UP, w -> {});
       List<LockSoak.Window> windows = soak.run(Duration.ofMinutes(2), WINDOW,
-          w -> System.out.printf(Locale.ROOT, "window %d: %.0f cycles/s, other lock %.1f ms, heap %d MB%n",
+          w -> System.out.printf(Locale.ROOT, "window %d: %.0f cycles/s, other lock %.1f ms, live heap %d MB%n",
               w.index(), w.cyclesPerSecond(), w.otherLockMillis(), w.heapMb()));
       double first = windows.get(0).cyclesPerSecond();
       double last = windows.get(windows.size() - 1).cyclesPerSecond();
