@@ -103,7 +103,11 @@ public final class LockSoak implements AutoCloseable {
           case "counter" -> await(counter.incrementAndGet());
           case "map" -> {
             String key = "k" + (i % 1000);
-            await(i % 2 == 0 ? map.put(key, "value-" + i) : map.get(key));
+            if (i % 2 == 0) {
+              await(map.put(key, "value-" + i));
+            } else {
+              await(map.get(key));
+            }
           }
           default -> throw new IllegalArgumentException("unknown workload " + workload);
         }
