@@ -282,9 +282,6 @@ class LimitsAndErrorsConformanceTest {
    */
   @TestTemplate
   void blindWritesMoreThanFiveSecondsAfterTheReadVersionFail1007(Fixture f) throws InterruptedException {
-    org.junit.jupiter.api.Assumptions.assumeFalse(f.isEmbedded(), "known difference: the embedded engine commits"
-        + " a blind write with a read version older than 5 s (FoundationDB's client makes it self-conflicting;"
-        + " docs/real-foundationdb.md)");
     Transaction blind = f.tx();
     await(blind.getReadVersion());
     blind.set(f.key("blind"), bytes("b"));

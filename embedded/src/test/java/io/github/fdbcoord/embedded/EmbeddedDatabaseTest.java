@@ -429,4 +429,43 @@ class EmbeddedDatabaseTest {
     dl.remove(db, List.of("apps")).join();
     assertFalse(dl.exists(db, List.of("apps", "app7")).join());
   }
+
+  @Test
+  void closingAnEngineStopsItsIndexMergeThread() throws Exception {
+    Set<Thread> before = threadsNamed("fdb-embedded-index-merge");
+    Set<Thread> started = new HashSet<>();
+    for (int engine = 0; engine < 2; engine++) {
+      try (EmbeddedDatabase db = EmbeddedDatabase.inMemory()) {
+        // Enough keys for the window's index to merge its runs: each engine then owns a merge thread.
+        for (int batch = 0; batch < 200 && started.size() <= engine; batch++) {
+          int first = batch * 500;
+          db.run(tr -> {
+            for (int k = first; k < first + 500; k++) {
+              tr.set(ByteBuffer.allocate(4).putInt(k).array(), new byte[8]);
+            }
+            return null;
+          });
+          Set<Thread> now = threadsNamed("fdb-embedded-index-merge");
+          now.removeAll(before);
+          started.addAll(now);
+        }
+      }
+    }
+    assertEquals(2, started.size(), "each engine ran its own merge thread: " + started);
+    for (Thread t : started) {
+      // An idle merge thread ends by itself after 10 s: closing must end it well before that.
+      t.join(TimeUnit.SECONDS.toMillis(2));
+      assertFalse(t.isAlive(), t + " still runs after its engine was closed");
+    }
+  }
+
+  private static Set<Thread> threadsNamed(String name) {
+    Set<Thread> threads = new HashSet<>();
+    for (Thread t : Thread.getAllStackTraces().keySet()) {
+      if (t.getName().equals(name)) {
+        threads.add(t);
+      }
+    }
+    return threads;
+  }
 }

@@ -77,6 +77,8 @@ final class CommitAttempt {
       req.readConflicts = tx.conflicts.reads();
       req.writeConflicts = tx.conflicts.writes();
       req.watches = tx.watches.handOver();
+      req.causalWriteRisky = tx.settings.causalWriteRisky;
+      req.readVersionAtCommit = !tx.hasReadVersion();
       boolean readOnly = req.writeConflicts.isEmpty() && tx.writes.isEmpty();
       if (!readOnly) {
         try {

@@ -1,7 +1,7 @@
 package io.github.fdbcoord.embedded.client;
 
 import io.github.fdbcoord.embedded.engine.PendingWrite;
-import io.github.fdbcoord.embedded.storage.Bytes;
+import io.github.fdbcoord.embedded.bytes.Bytes;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -4,7 +4,7 @@ import io.github.fdbcoord.embedded.engine.Limits;
 import io.github.fdbcoord.embedded.engine.PendingWrite;
 import io.github.fdbcoord.embedded.engine.TransactionEngine;
 import io.github.fdbcoord.embedded.engine.Watches;
-import io.github.fdbcoord.embedded.storage.Bytes;
+import io.github.fdbcoord.embedded.bytes.Bytes;
 
 import com.apple.foundationdb.Database;
 import com.apple.foundationdb.FDBException;

@@ -2,7 +2,7 @@ package io.github.fdbcoord.embedded.client;
 
 import io.github.fdbcoord.embedded.engine.PendingWrite;
 import io.github.fdbcoord.embedded.engine.TransactionEngine;
-import io.github.fdbcoord.embedded.storage.Bytes;
+import io.github.fdbcoord.embedded.bytes.Bytes;
 import io.github.fdbcoord.embedded.storage.VersionedStore;
 
 import com.apple.foundationdb.KeySelector;

@@ -1,6 +1,6 @@
 package io.github.fdbcoord.embedded.client;
 
-import io.github.fdbcoord.embedded.storage.Bytes;
+import io.github.fdbcoord.embedded.bytes.Bytes;
 
 import com.apple.foundationdb.KeySelector;
 import com.apple.foundationdb.KeyValue;

@@ -1,6 +1,6 @@
 package io.github.fdbcoord.embedded.client;
 
-import io.github.fdbcoord.embedded.storage.Bytes;
+import io.github.fdbcoord.embedded.bytes.Bytes;
 
 import java.util.Arrays;
 import java.util.Map;

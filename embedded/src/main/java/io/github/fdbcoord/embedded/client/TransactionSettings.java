@@ -1,7 +1,7 @@
 package io.github.fdbcoord.embedded.client;
 
 import io.github.fdbcoord.embedded.engine.Limits;
-import io.github.fdbcoord.embedded.storage.Bytes;
+import io.github.fdbcoord.embedded.bytes.Bytes;
 
 import io.github.fdbcoord.fdb.FdbErrors;
 
@@ -26,6 +26,7 @@ final class TransactionSettings {
   /** FoundationDB counts enables and disables: snapshot reads see own writes while this is positive. */
   int snapshotRyw;
   private boolean nextWriteNoConflict;
+  boolean causalWriteRisky;
   private boolean readSystemKeys;
   private boolean accessSystemKeys;
   private long retries;
@@ -67,6 +68,7 @@ final class TransactionSettings {
    */
   void set(int code, byte[] param) {
     switch (code) {
+      case 10 -> causalWriteRisky = true;
       case 30 -> nextWriteNoConflict = true;
       case 301 -> accessSystemKeys = true;
       case 302 -> readSystemKeys = true;
@@ -103,6 +105,7 @@ final class TransactionSettings {
     rywDisabled = false;
     snapshotRyw = defaults.snapshotRyw;
     nextWriteNoConflict = false;
+    causalWriteRisky = false;
     readSystemKeys = false;
     accessSystemKeys = false;
   }

@@ -2,7 +2,7 @@ package io.github.fdbcoord.embedded.client;
 
 import io.github.fdbcoord.embedded.engine.PendingWrite;
 import io.github.fdbcoord.embedded.engine.Versionstamps;
-import io.github.fdbcoord.embedded.storage.Bytes;
+import io.github.fdbcoord.embedded.bytes.Bytes;
 
 import com.apple.foundationdb.MutationType;
 import io.github.fdbcoord.fdb.FdbErrors;

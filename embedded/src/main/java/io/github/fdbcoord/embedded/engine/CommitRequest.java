@@ -17,6 +17,16 @@ public final class CommitRequest {
   public TreeMap<byte[], PendingWrite> writes;
   /** SET_VERSIONSTAMPED_KEY operands with their values: key template (offset suffix included), value. */
   public List<byte[][]> stampedKeys;
+  /**
+   * Whether CAUSAL_WRITE_RISKY was set: otherwise FoundationDB's client makes a commit whose reads do
+   * not intersect its writes self-conflicting, so even a blind write can be too old (1007).
+   */
+  public boolean causalWriteRisky;
+  /**
+   * Whether the read version was taken by the commit itself (the transaction never read): FoundationDB
+   * takes it then, after any throttling, so such a commit is never too old.
+   */
+  public boolean readVersionAtCommit;
   /** Watches to register once the commit is applied; null when none. */
   public List<Watches.Watch> watches;
 

@@ -229,9 +229,13 @@ public final class Engine implements TransactionEngine, AutoCloseable {
         version = -1;
       } else {
         List<byte[]> reads = req.readConflicts;
-        // As FoundationDB's resolver: only what a transaction read can be too old to check; a blind
-        // write commits whatever the age of its read version.
-        if (!reads.isEmpty() && (tooOld(req.readVersion) || !history.canCheck(req.readVersion))) {
+        // FoundationDB's resolver finds only a transaction with read conflict ranges too old; its client
+        // gives every commit whose reads miss its writes a self-conflict range (NativeAPI.actor.cpp,
+        // commitMutations: makeSelfConflicting unless causalWriteRisky), so only a blind write with
+        // CAUSAL_WRITE_RISKY commits whatever the age of its read version. A read version the commit
+        // took itself is as fresh as FoundationDB's (taken after throttling, which here is a hold).
+        boolean checkedForAge = !reads.isEmpty() || !(req.causalWriteRisky || req.readVersionAtCommit);
+        if (checkedForAge && (tooOld(req.readVersion) || !history.canCheck(req.readVersion))) {
           throw FdbErrors.error(FdbErrors.TRANSACTION_TOO_OLD);
         }
         for (int i = 0; i < reads.size(); i += 2) {
@@ -514,5 +518,6 @@ public final class Engine implements TransactionEngine, AutoCloseable {
     if (log != null) {
       log.close();
     }
+    store.close();
   }
 }

@@ -1,6 +1,6 @@
 package io.github.fdbcoord.embedded.engine;
 
-import io.github.fdbcoord.embedded.storage.Bytes;
+import io.github.fdbcoord.embedded.bytes.Bytes;
 
 import io.github.fdbcoord.fdb.FdbErrors;
 

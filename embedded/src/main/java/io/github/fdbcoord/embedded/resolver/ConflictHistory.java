@@ -1,7 +1,7 @@
 package io.github.fdbcoord.embedded.resolver;
 
-import io.github.fdbcoord.embedded.storage.Bytes;
-import io.github.fdbcoord.embedded.storage.VersionedStore;
+import io.github.fdbcoord.embedded.bytes.Bytes;
+import io.github.fdbcoord.embedded.bytes.KeyHash;
 
 import java.util.ArrayDeque;
 import java.util.Arrays;
@@ -90,7 +90,7 @@ public final class ConflictHistory {
     /** Whether a single-key write in [begin, end) is newer than {@code readVersion}. */
     private boolean keyConflicts(byte[] begin, byte[] end, long readVersion) {
       if (Bytes.isKeyAfter(begin, end)) {
-        int i = find(begin, VersionedStore.HashKey.hash(begin));
+        int i = find(begin, KeyHash.hash(begin));
         return i >= 0 && versions[i] > readVersion;
       }
       return sortedKeyConflicts(begin, end, readVersion);
@@ -120,7 +120,7 @@ public final class ConflictHistory {
     }
 
     private void writeKey(byte[] key, long version) {
-      int hash = VersionedStore.HashKey.hash(key);
+      int hash = KeyHash.hash(key);
       int mask = slots.length - 1;
       int s = hash & mask;
       for (; ; s = (s + 1) & mask) {

@@ -1,5 +1,6 @@
 package io.github.fdbcoord.embedded.storage;
 
+import io.github.fdbcoord.embedded.bytes.KeyHash;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
@@ -40,7 +41,7 @@ public final class ChainTable {
   private int live;
   private int occupied;
 
-  /** The chain of {@code key} (whose {@link VersionedStore.HashKey#hash} is {@code hash}), or null. */
+  /** The chain of {@code key} (whose {@link KeyHash#hash} is {@code hash}), or null. */
   VersionedStore.Chain get(byte[] key, int hash) {
     int stored = stored(hash);
     Slots t = slots;

@@ -286,29 +286,6 @@ public final class RocksStorage implements AutoCloseable {
     }
   }
 
-  /** RocksDB's own estimate of its off-heap memory: memtables, block cache, table readers. */
-  long estimatedMemoryBytes() {
-    long total = 0;
-    for (String property : new String[] {"rocksdb.cur-size-all-mem-tables", "rocksdb.block-cache-usage",
-        "rocksdb.estimate-table-readers-mem"}) {
-      try {
-        total += db.getLongProperty(data, property);
-      } catch (RocksDBException e) {
-        // An estimate: leave that part out.
-      }
-    }
-    return total;
-  }
-
-  /** RocksDB's estimate of the number of stored keys. */
-  long estimatedKeys() {
-    try {
-      return db.getLongProperty(data, "rocksdb.estimate-num-keys");
-    } catch (RocksDBException e) {
-      return -1;
-    }
-  }
-
   @Override
   public void close() {
     if (closed) {

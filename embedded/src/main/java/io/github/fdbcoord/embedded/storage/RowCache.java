@@ -2,6 +2,7 @@ package io.github.fdbcoord.embedded.storage;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import io.github.fdbcoord.embedded.bytes.KeyHash;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
@@ -35,7 +36,7 @@ final class RowCache {
   /** A byte-string key with value equality. */
   private record Key(byte[] bytes, int hash) {
     static Key of(byte[] bytes) {
-      return new Key(bytes, VersionedStore.HashKey.hash(bytes));
+      return new Key(bytes, KeyHash.hash(bytes));
     }
 
     @Override

@@ -1,5 +1,7 @@
 package io.github.fdbcoord.embedded.storage;
 
+import io.github.fdbcoord.embedded.bytes.Bytes;
+import io.github.fdbcoord.embedded.bytes.KeyHash;
 import java.util.Iterator;
 import java.util.List;
 
@@ -9,7 +11,7 @@ import java.util.List;
  * ranges. Readers walk chains lock-free at their read version; only the committer (holding the
  * engine's commit lock) adds versions and trims chains.
  */
-public final class VersionedStore {
+public final class VersionedStore implements AutoCloseable {
   /**
    * One version of one key; {@code value == null} is a tombstone. Written before it is published
    * (through a chain's volatile head or a newer version's volatile link), never after.
@@ -62,7 +64,7 @@ public final class VersionedStore {
     int length;
     int trimAt = 8;
 
-    /** An empty chain, for a commit to write into; {@code hash} is {@link HashKey#hash}{@code (key)}. */
+    /** An empty chain, for a commit to write into; {@code hash} is {@link KeyHash#hash}{@code (key)}. */
     Chain(byte[] key, int hash) {
       this.bytes = key;
       this.hash = hash;
@@ -103,40 +105,6 @@ public final class VersionedStore {
     /** Whether the chain was removed; a removed key's next write creates a new chain. */
     boolean killed() {
       return pending < 0;
-    }
-  }
-
-  /** The hash of keys in the hash indexes (the store's {@link ChainTable}, the resolver's tables). */
-  public static final class HashKey {
-    private HashKey() {}
-
-    private static final java.lang.invoke.VarHandle LONGS =
-        java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
-
-    /**
-     * A well-mixed hash: keys often differ only in a few trailing bytes (tuple-encoded integers),
-     * which {@code Arrays.hashCode} maps onto few buckets.
-     */
-    public static int hash(byte[] b) {
-      long h = 0x9E3779B97F4A7C15L ^ b.length;
-      int i = 0;
-      for (; i + 8 <= b.length; i += 8) {
-        // A multiply and a fold per word; the final mix spreads what is left.
-        h = (h ^ (long) LONGS.get(b, i)) * 0x9E3779B97F4A7C15L;
-        h ^= h >>> 29;
-      }
-      long tail = 0;
-      for (int shift = 0; i < b.length; i++, shift += 8) {
-        tail |= (b[i] & 0xffL) << shift;
-      }
-      h = mix(h ^ tail);
-      return (int) (h ^ (h >>> 32));
-    }
-
-    private static long mix(long z) {
-      z = (z ^ (z >>> 33)) * 0xff51afd7ed558ccdL;
-      z = (z ^ (z >>> 33)) * 0xc4ceb9fe1a85ec53L;
-      return z ^ (z >>> 33);
     }
   }
 
@@ -192,8 +160,17 @@ public final class VersionedStore {
     return base;
   }
 
+  /**
+   * Stops the store's background thread (the sorted index's merger). The {@link #base()} storage is
+   * not closed: whoever opened it closes it. Idempotent.
+   */
+  @Override
+  public void close() {
+    sorted.close();
+  }
+
   private Chain chain(byte[] key) {
-    return index.get(key, HashKey.hash(key));
+    return index.get(key, KeyHash.hash(key));
   }
 
   /**
@@ -216,7 +193,7 @@ public final class VersionedStore {
     int createdCount = 0;
     int i = 0;
     for (byte[] key : keys) {
-      int hash = HashKey.hash(key);
+      int hash = KeyHash.hash(key);
       Chain c;
       while (true) {
         c = index.get(key, hash);
@@ -318,19 +295,14 @@ public final class VersionedStore {
     return base.get(key);
   }
 
-  private boolean clearedInWindow(byte[] key, long readVersion) {
+  /** Whether a range clear the window keeps as a range covers {@code key} at {@code readVersion}. */
+  boolean clearedInWindow(byte[] key, long readVersion) {
     for (RangeClear c : windowClears) {
       if (c.version <= readVersion && Bytes.compare(key, c.begin) >= 0 && Bytes.compare(key, c.end) < 0) {
         return true;
       }
     }
     return false;
-  }
-
-  /** In memory, the value of {@code head}'s key at {@code version}, or null when absent. */
-  static byte[] valueAt(Version head, long version) {
-    Version v = versionAt(head, version);
-    return v == null ? null : v.value;
   }
 
   /**
@@ -448,6 +420,10 @@ public final class VersionedStore {
     return sorted.chains(begin, end, reverse);
   }
 
+  /** The newest version through which window state is being dropped into the storage. */
+  long evictingThrough() {
+    return evictingThrough;
+  }
 
   /**
    * Clears [begin, end) at {@code version}: a tombstone on every chain in the range and, below a
@@ -548,139 +524,13 @@ public final class VersionedStore {
    * end of the key space), merging the window with the storage below it. Close it when done.
    */
   public Cursor cursor(byte[] begin, byte[] end, boolean reverse, long readVersion) {
-    return new Cursor(begin, end, reverse, readVersion);
+    return new Cursor(this, begin, end, reverse, readVersion);
   }
 
   /** See {@link #cursor}. {@link #next()} moves to the next live pair, then {@link #key} and {@link #value} hold it. */
-  public final class Cursor implements AutoCloseable {
-    private final byte[] begin;
-    private final byte[] end;
-    private final boolean reverse;
-    private final long readVersion;
-    private final Iterator<Chain> chains;
-    private Chain chain;
-    private org.rocksdb.RocksIterator stored;
-    /** The storage view holds every version up to this one. */
-    private long viewThrough;
-    private byte[] storedKey;
-    public byte[] key;
-    public byte[] value;
-
-    private Cursor(byte[] begin, byte[] end, boolean reverse, long readVersion) {
-      this.begin = begin;
-      this.end = end;
-      this.reverse = reverse;
-      this.readVersion = readVersion;
-      this.chains = chains(begin, end, reverse);
-      this.chain = chains.hasNext() ? chains.next() : null;
-      if (base != null) {
-        openView(null);
-      }
-    }
-
-    /** Takes a storage view positioned at the first key at or after {@code from} in scan order (null: the start). */
-    private void openView(byte[] from) {
-      if (stored != null) {
-        stored.close();
-      }
-      viewThrough = base.durableVersion();
-      stored = base.iterator();
-      base.checkReadable(readVersion);
-      if (!reverse) {
-        stored.seek(from != null ? from : begin);
-      } else if (from != null) {
-        stored.seekForPrev(from);
-      } else if (end == null) {
-        stored.seekToLast();
-      } else {
-        stored.seekForPrev(end);
-        if (stored.isValid() && Bytes.compare(stored.key(), end) >= 0) {
-          stored.prev();
-        }
-      }
-      readStoredKey();
-    }
-
-    private void readStoredKey() {
-      storedKey = null;
-      if (!stored.isValid()) {
-        return;
-      }
-      byte[] k = stored.key();
-      boolean inside = reverse ? Bytes.compare(k, begin) >= 0 : end == null || Bytes.compare(k, end) < 0;
-      if (inside) {
-        storedKey = k;
-      }
-    }
-
-    private void advanceStored() {
-      if (reverse) {
-        stored.prev();
-      } else {
-        stored.next();
-      }
-      readStoredKey();
-    }
-
-    /** Whether chains the view does not hold were dropped: then the view is renewed before it is trusted. */
-    private boolean viewStale() {
-      return evictingThrough > viewThrough;
-    }
-
-    public boolean next() {
-      while (true) {
-        if (chain == null && storedKey == null) {
-          return false;
-        }
-        int order = chain == null ? 1 : storedKey == null ? -1 : Bytes.compare(chain.bytes, storedKey) * (reverse ? -1 : 1);
-        Chain c = chain;
-        if (order <= 0) {
-          Version v = versionAt(c.head, readVersion);
-          if (v != null || base == null) {
-            chain = chains.hasNext() ? chains.next() : null;
-            if (order == 0) {
-              advanceStored();
-            }
-            if (v == null || v.value == null) {
-              continue;
-            }
-            key = c.bytes;
-            value = v.value;
-            return true;
-          }
-        }
-        // The window holds nothing at the read version for this key: the storage decides. Clears
-        // are read before the view is checked, as the applier drops them before it drops chains.
-        byte[] k = order < 0 ? c.bytes : storedKey;
-        boolean cleared = clearedInWindow(k, readVersion);
-        if (viewStale()) {
-          // The key's versions may have been dropped into the storage after this view was taken.
-          openView(k);
-          continue;
-        }
-        if (order <= 0) {
-          chain = chains.hasNext() ? chains.next() : null;
-        }
-        if (order < 0) {
-          continue;
-        }
-        byte[] storedValue = stored.value();
-        advanceStored();
-        if (cleared) {
-          continue;
-        }
-        key = k;
-        value = storedValue;
-        return true;
-      }
-    }
-
-    @Override
-    public void close() {
-      if (stored != null) {
-        stored.close();
-        stored = null;
-      }
+  public static final class Cursor extends RangeCursor {
+    private Cursor(VersionedStore store, byte[] begin, byte[] end, boolean reverse, long readVersion) {
+      super(store, begin, end, reverse, readVersion);
     }
   }
 
@@ -713,16 +563,5 @@ public final class VersionedStore {
       }
     }
     return removed;
-  }
-
-  /** Number of keys with a live newest value (for size estimates and tests). */
-  long liveKeyCount() {
-    long n = 0;
-    for (Iterator<Chain> it = chains(Bytes.EMPTY, null, false); it.hasNext(); ) {
-      if (it.next().latest() != null) {
-        n++;
-      }
-    }
-    return n;
   }
 }

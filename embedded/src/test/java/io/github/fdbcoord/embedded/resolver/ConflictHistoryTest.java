@@ -1,6 +1,6 @@
 package io.github.fdbcoord.embedded.resolver;
 
-import io.github.fdbcoord.embedded.storage.Bytes;
+import io.github.fdbcoord.embedded.bytes.Bytes;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.github.fdbcoord.embedded.bytes.KeyHash;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -23,7 +24,7 @@ import org.junit.jupiter.api.Test;
 public class ChainTableTest {
 
   private static VersionedStore.Chain chain(byte[] key) {
-    return new VersionedStore.Chain(key, VersionedStore.HashKey.hash(key));
+    return new VersionedStore.Chain(key, KeyHash.hash(key));
   }
 
   private static byte[] key(int i) {
@@ -62,14 +63,14 @@ public class ChainTableTest {
               model.remove(k);
             }
           }
-          default -> assertSame(present, table.get(key(k), VersionedStore.HashKey.hash(key(k))),
+          default -> assertSame(present, table.get(key(k), KeyHash.hash(key(k))),
               "seed " + seed + " step " + step);
         }
       }
       assertEquals(model.size(), table.size());
       for (Map.Entry<Integer, VersionedStore.Chain> e : model.entrySet()) {
         byte[] k = key(e.getKey());
-        assertSame(e.getValue(), table.get(k, VersionedStore.HashKey.hash(k)));
+        assertSame(e.getValue(), table.get(k, KeyHash.hash(k)));
       }
     }
   }
@@ -101,7 +102,7 @@ public class ChainTableTest {
       while (!stop.get()) {
         int i = r.nextInt(keys);
         byte[] k = key(i);
-        VersionedStore.Chain c = table.get(k, VersionedStore.HashKey.hash(k));
+        VersionedStore.Chain c = table.get(k, KeyHash.hash(k));
         VersionedStore.Chain before = seen.get(i);
         if (before != null && c != before) {
           problems.add("key " + i + " changed chain or vanished");
@@ -122,11 +123,11 @@ public class ChainTableTest {
     assertEquals(keys, table.size());
     for (int i = 0; i < keys; i++) {
       byte[] k = key(i);
-      VersionedStore.Chain c = table.get(k, VersionedStore.HashKey.hash(k));
+      VersionedStore.Chain c = table.get(k, KeyHash.hash(k));
       for (VersionedStore.Chain[] won : results) {
         assertSame(c, won[i], "every inserter of key " + i + " got the same chain");
       }
     }
-    assertNull(table.get(key(keys), VersionedStore.HashKey.hash(key(keys))));
+    assertNull(table.get(key(keys), KeyHash.hash(key(keys))));
   }
 }

@@ -5,13 +5,17 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.github.fdbcoord.embedded.bytes.Bytes;
+import io.github.fdbcoord.embedded.bytes.KeyHash;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.NavigableMap;
 import java.util.Random;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -24,7 +28,7 @@ import org.junit.jupiter.api.Test;
 public class SortedIndexTest {
 
   private static VersionedStore.Chain chain(byte[] key) {
-    return new VersionedStore.Chain(key, VersionedStore.HashKey.hash(key));
+    return new VersionedStore.Chain(key, KeyHash.hash(key));
   }
 
   private static List<VersionedStore.Chain> read(SortedIndex index, byte[] begin, byte[] end, boolean reverse) {
@@ -319,5 +323,51 @@ public class SortedIndexTest {
     List<VersionedStore.Chain> got = read(index, Bytes.EMPTY, new byte[] {2}, false);
     assertEquals(List.of(fresh), got);
     assertFalse(fresh.killed());
+  }
+
+  /**
+   * Each store merges on a thread of its own, and closing the store stops it: engines in one JVM
+   * share no thread, and a closed engine leaves none behind.
+   */
+  @Test
+  void eachStoreOwnsItsMergeThreadAndClosingStopsIt() throws Exception {
+    Set<Thread> before = mergeThreads();
+    SortedIndex firstIndex = new SortedIndex(64);
+    SortedIndex secondIndex = new SortedIndex(64);
+    Set<Thread> started;
+    try (VersionedStore first = new VersionedStore(firstIndex);
+        VersionedStore second = new VersionedStore(secondIndex)) {
+      for (int k = 0; k < 1_000; k++) {
+        byte[] key = ByteBuffer.allocate(4).putInt(k).array();
+        first.put(key, key, k + 1, 0);
+        second.put(key, key, k + 1, 0);
+      }
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while ((firstIndex.merges() == 0 || secondIndex.merges() == 0) && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
+      assertTrue(firstIndex.merges() > 0 && secondIndex.merges() > 0, "both indexes merged");
+      started = mergeThreads();
+      started.removeAll(before);
+      assertEquals(2, started.size(), "one merge thread per store: " + started);
+    }
+    for (Thread t : started) {
+      t.join(TimeUnit.SECONDS.toMillis(10));
+      assertFalse(t.isAlive(), t + " still running after its store was closed");
+    }
+    // A closed index still serves reads, with what it held before (merged or not).
+    assertEquals(1_000, read(firstIndex, Bytes.EMPTY, null, false).size());
+    firstIndex.add(chain(new byte[] {(byte) 0xfe}));
+    assertEquals(1_001, read(firstIndex, Bytes.EMPTY, null, false).size());
+  }
+
+  private static Set<Thread> mergeThreads() {
+    Set<Thread> threads = new HashSet<>();
+    for (Thread t : Thread.getAllStackTraces().keySet()) {
+      if (t.getName().equals(SortedIndex.MERGE_THREAD_NAME)) {
+        threads.add(t);
+      }
+    }
+    return threads;
   }
 }

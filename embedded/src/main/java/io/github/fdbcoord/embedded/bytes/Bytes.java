@@ -1,4 +1,4 @@
-package io.github.fdbcoord.embedded.storage;
+package io.github.fdbcoord.embedded.bytes;
 
 import java.util.Arrays;
 import java.util.Comparator;
