@@ -34,7 +34,7 @@ import java.util.concurrent.Executor;
  * root("m", name, "generation")      = token:10 bytes                      changes only when ownership changes (waiters watch it)
  * root("m", name, "queue", ticket)   = (owner:str, host, incarnation, beats:int)   FIFO queue, ticket = versionstamp of the enqueue
  * root("m", name, "queued", owner)   = (ticket:vstamp)                     the owner's queue entry: nobody enqueues twice
- * root("m", name, "events", seq)     = (type:str, prevOwner, prevToken, owner)   log of ownership transitions, trimmed by age
+ * root("m", name, "events", seq)     = (type:str, prevOwner, prevToken, owner)   log of ownership transitions, trimmed by age (EventLogTrimmer)
  * </pre>
  *
  * <p>The heartbeat lives in the owner record, so a heartbeat, a release and a reaper's hand-off all
@@ -407,14 +407,10 @@ final class MutexSchema {
     tr.mutate(MutationType.SET_VERSIONSTAMPED_KEY, packEventKeyForTransition(name), packEventValue(event));
   }
 
-  /** Clears the events committed more than {@code retentionVersions} before {@code readVersion}. */
-  void trimEvents(Transaction tr, String name, long readVersion, long retentionVersions) {
-    long cutoff = readVersion - retentionVersions;
-    if (cutoff <= 0) {
-      return;
-    }
-    byte[] token = ByteBuffer.allocate(FencingToken.LENGTH).putLong(cutoff).putShort((short) 0).array();
-    tr.clear(eventRange(name).begin, packEventKey(name, FencingToken.of(token)));
+  /** The first event key at or after commit version {@code version}: events before it are older. */
+  byte[] packEventCutoffKey(String name, long version) {
+    byte[] token = ByteBuffer.allocate(FencingToken.LENGTH).putLong(version).putShort((short) 0).array();
+    return packEventKey(name, FencingToken.of(token));
   }
 
   /** Up to {@code limit} events with a sequence after {@code after} (all retained ones when null), oldest first. */

@@ -19,21 +19,20 @@ final class MutexTransitions {
   private final MutexSchema schema;
   private final Executor executor;
   private final Incarnation incarnation;
-  private final long retentionVersions;
+  private final EventLogTrimmer trimmer;
 
   MutexTransitions(MutexSchema schema, Executor executor, Incarnation incarnation, long retentionVersions) {
     this.schema = schema;
     this.executor = executor;
     this.incarnation = incarnation;
-    this.retentionVersions = retentionVersions;
+    this.trimmer = new EventLogTrimmer(schema, executor, retentionVersions);
   }
 
   /** Grants a free mutex to {@code owner}. */
   CompletableFuture<AfterCommit<LockEvent>> grantFree(Transaction tr, String name, String owner) {
-    return tr.getReadVersion().thenApply(readVersion -> {
-      schema.trimEvents(tr, name, readVersion, retentionVersions);
-      return grant(tr, name, owner, new EventRecord(LockEvent.Type.ACQUIRED, null, null, owner), incarnation);
-    });
+    return tr.getReadVersion()
+        .thenCompose(readVersion -> trimmer.trim(tr, name, readVersion))
+        .thenApply(v -> grant(tr, name, owner, new EventRecord(LockEvent.Type.ACQUIRED, null, null, owner), incarnation));
   }
 
   /**
@@ -42,8 +41,8 @@ final class MutexTransitions {
    * read with conflict, so an enqueue committed meanwhile is never stranded behind a free mutex.
    */
   CompletableFuture<AfterCommit<LockEvent>> endGrant(Transaction tr, String name, MutexOwner current, boolean released) {
-    return schema.readQueueHead(tr, name, executor).thenCombine(tr.getReadVersion(), (head, readVersion) -> {
-      schema.trimEvents(tr, name, readVersion, retentionVersions);
+    CompletableFuture<Void> trimmed = tr.getReadVersion().thenCompose(readVersion -> trimmer.trim(tr, name, readVersion));
+    return schema.readQueueHead(tr, name, executor).thenCombine(trimmed, (head, v) -> {
       if (head == null) {
         LockEvent.Type type = released ? LockEvent.Type.RELEASED : LockEvent.Type.EXPIRED;
         return free(tr, name, new EventRecord(type, current.owner(), current.token(), null));

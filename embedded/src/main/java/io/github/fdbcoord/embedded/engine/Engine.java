@@ -409,8 +409,14 @@ public final class Engine implements TransactionEngine, AutoCloseable {
       for (Map.Entry<byte[], byte[]> r : req.clearedRanges.entrySet()) {
         byte[] begin = r.getKey();
         byte[] end = r.getValue();
-        store.clearRange(begin, end, version, oldest);
-        if (record != null) {
+        List<byte[]> reached = store.clearRange(begin, end, version, oldest);
+        if (record != null && reached != null) {
+          // The keys the range held, as point clears: the same change on replay, and the storage then
+          // writes point deletes instead of a range tombstone per small clear.
+          for (byte[] key : reached) {
+            record.clear(key);
+          }
+        } else if (record != null) {
           record.clearRange(begin, end);
         }
         if (watching) {

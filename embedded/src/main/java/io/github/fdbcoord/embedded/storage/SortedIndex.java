@@ -159,7 +159,13 @@ public final class SortedIndex implements AutoCloseable {
         }
       }
     }
-    if (size >= memtableSize && s.frozen() == null && !closed && mergeScheduled.compareAndSet(false, true)) {
+    if (size >= memtableSize && s.frozen() == null) {
+      scheduleMerge();
+    }
+  }
+
+  private void scheduleMerge() {
+    if (!closed && mergeScheduled.compareAndSet(false, true)) {
       try {
         merger.execute(this::merge);
       } catch (RejectedExecutionException e) {
@@ -167,6 +173,15 @@ public final class SortedIndex implements AutoCloseable {
         mergeScheduled.set(false);
       }
     }
+  }
+
+  /**
+   * Whether enough chains were killed since the last pass over the base that readers and range
+   * clears crossing them (a log trimmed from its start crosses every key cleared before) cost more
+   * than copying the base without them.
+   */
+  private boolean killedPileUp(ChainArray base) {
+    return killedSinceMerge.get() >= Math.max(memtableSize, base.size / BASE_TO_MIDDLE_RATIO);
   }
 
   /**
@@ -190,10 +205,12 @@ public final class SortedIndex implements AutoCloseable {
       // Waits for a run adder inside it; those that come later see it frozen and use the new one.
       frozen.runs.freeze();
       VersionedStore.Chain[] singles = frozen.map.values().toArray(new VersionedStore.Chain[0]);
-      ChainArray middle = merge(before.middle(), singles, singles.length, false);
+      // The middle array is rewritten here anyway: its killed chains go with it.
+      ChainArray middle = before.middle().merge(singles, singles.length, true);
       middle = merge(middle, frozen.runs.frozenChains(), frozen.runs.frozenSize(), false);
       state = new State(before.base(), middle, null, during.mem());
-      if (middle.size >= Math.max(memtableSize * MIN_MIDDLE_MEMTABLES, before.base().size / BASE_TO_MIDDLE_RATIO)) {
+      if (middle.size >= Math.max(memtableSize * MIN_MIDDLE_MEMTABLES, before.base().size / BASE_TO_MIDDLE_RATIO)
+          || killedPileUp(before.base())) {
         ChainArray base = merge(before.base(), middle.chains, middle.size, true);
         state = new State(base, ChainArray.EMPTY, null, during.mem());
       }
@@ -215,9 +232,17 @@ public final class SortedIndex implements AutoCloseable {
     return base.merge(newer, count, dropKilled);
   }
 
-  /** Counts a killed chain: merges drop killed chains from the base once enough accumulated. */
+  /**
+   * Counts a killed chain: merges drop killed chains from the base once enough accumulated, and once
+   * they pile up a merge starts without waiting for the memtable to fill (a workload that clears as
+   * many keys as it adds, such as a log trimmed behind its head, would otherwise leave readers
+   * crossing them until the next merge of the base).
+   */
   void noteKilled() {
     killedSinceMerge.incrementAndGet();
+    if (state.frozen() == null && killedPileUp(state.base())) {
+      scheduleMerge();
+    }
   }
 
   /** The chains with keys in [begin, end) ({@code end == null}: no bound), skipping killed ones. */
@@ -236,6 +261,12 @@ public final class SortedIndex implements AutoCloseable {
     NavigableMap<byte[], VersionedStore.Chain> r = end == null ? m.map.tailMap(begin, true)
         : m.map.subMap(begin, true, end, false);
     return (reverse ? r.descendingMap() : r).values().iterator();
+  }
+
+  /** Chains held in the merged levels, killed ones included (for tests). */
+  int mergedChains() {
+    State s = state;
+    return s.base().size + s.middle().size;
   }
 
   /** Merges done so far (for tests). */

@@ -429,14 +429,22 @@ public final class VersionedStore implements AutoCloseable {
    * Clears [begin, end) at {@code version}: a tombstone on every chain in the range and, below a
    * durable window, on every stored key in it, unless there are more than
    * {@link #MATERIALIZED_CLEAR_LIMIT} of those: then the clear is kept as a range until the storage
-   * holds it. Caller holds the commit lock.
+   * holds it. Below a durable window, returns every key the clear reached (window and storage) when
+   * they are at most {@link #MATERIALIZED_CLEAR_LIMIT}, so that the caller can log point clears
+   * instead of a range (each logged range becomes a RocksDB range tombstone, which every later
+   * iterator pays for until compaction); else null. Caller holds the commit lock.
    */
-  public void clearRange(byte[] begin, byte[] end, long version, long oldestReadable) {
+  public List<byte[]> clearRange(byte[] begin, byte[] end, long version, long oldestReadable) {
+    List<byte[]> reached = base == null ? null : new java.util.ArrayList<>();
     for (Iterator<Chain> it = chains(begin, end, false); it.hasNext(); ) {
-      put(it.next(), null, version, oldestReadable);
+      Chain chain = it.next();
+      put(chain, null, version, oldestReadable);
+      if (reached != null) {
+        reached.add(chain.bytes);
+      }
     }
     if (base == null) {
-      return;
+      return null;
     }
     List<byte[]> stored = new java.util.ArrayList<>();
     try (org.rocksdb.RocksIterator it = base.iterator()) {
@@ -453,7 +461,7 @@ public final class VersionedStore implements AutoCloseable {
       RangeClear[] grown = java.util.Arrays.copyOf(old, old.length + 1);
       grown[old.length] = new RangeClear(version, begin, end);
       windowClears = grown;
-      return;
+      return null;
     }
     for (byte[] key : stored) {
       Chain chain = prepare(key);
@@ -463,6 +471,8 @@ public final class VersionedStore implements AutoCloseable {
         unpin(chain);
       }
     }
+    reached.addAll(stored);
+    return reached.size() <= MATERIALIZED_CLEAR_LIMIT ? reached : null;
   }
 
   /**
