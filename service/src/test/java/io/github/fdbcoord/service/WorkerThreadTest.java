@@ -30,8 +30,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * FoundationDB calls never run on an event loop: every call into the database (which, on the
- * embedded engine, also runs the read synchronously) is made on a store worker thread, and replies
+ * FoundationDB calls never block an event loop: on a store whose calls never block their caller
+ * (fdb-java's client, the in-memory engine) a layer call starts on the event loop that received the
+ * request, since a hand-off to a worker would only add a thread wake-up; on a store that may block
+ * (the durable engine reads its storage on the calling thread) it starts on a store worker. Replies
  * complete on the caller's context. The Vert.x instance checks for blocked threads every 10 ms and
  * reports every event-loop block over 20 ms with its stack: none may be inside a store or layer call
  * (blocks from class loading or CPU starvation on a loaded machine are reported but allowed).
@@ -114,7 +116,7 @@ class WorkerThreadTest {
   }
 
   @Test
-  void storeCallsRunOnWorkersAndRepliesOnTheCallersContext() throws Throwable {
+  void storeCallsNeverBlockAnEventLoopAndRepliesCompleteOnTheCallersContext() throws Throwable {
     JsonObject config = ServiceFixture.baseConfig();
     config.getJsonObject("http").put("enabled", false);
     try (ServiceFixture f = ServiceFixture.start(vertx, config, recording(engine))) {
@@ -141,11 +143,12 @@ class WorkerThreadTest {
       if (test.failed()) {
         throw test.causeOfFailure();
       }
-      assertTrue(eventLoopCalls.isEmpty(), "store calls on an event loop: " + eventLoopCalls);
       assertTrue(blockedInStoreCalls().isEmpty(), "event loop blocked in a store call: " + blockedInStoreCalls());
       assertFalse(callingThreads.isEmpty());
+      // This store never blocks its caller: the layer calls start on the layers' event loops.
+      assertFalse(eventLoopCalls.isEmpty(), "no store call started on an event loop: " + callingThreads);
       for (String t : callingThreads) {
-        assertTrue(t.startsWith(StoreWorkers.THREAD_PREFIX) || t.startsWith("fdb"),
+        assertTrue(t.startsWith(StoreWorkers.THREAD_PREFIX) || t.startsWith("fdb") || t.startsWith("vert.x-eventloop"),
             "store called from " + t + " (all calls: " + callingThreads + ")");
       }
     }
@@ -167,6 +170,34 @@ class WorkerThreadTest {
       assertEquals("x", await(f));
       assertTrue(seen[0].startsWith(StoreWorkers.THREAD_PREFIX), seen[0]);
       assertEquals("caller", seen[1]);
+    } finally {
+      workers.close();
+    }
+  }
+
+  @Test
+  void callsStartOnTheCallersThreadOnlyWhenTheStoreNeverBlocksIt() throws Exception {
+    StoreWorkers workers = new StoreWorkers(2);
+    try {
+      String[] thread = new String[1];
+      java.util.function.Supplier<java.util.concurrent.CompletableFuture<String>> call = () -> {
+        thread[0] = Thread.currentThread().getName();
+        return java.util.concurrent.CompletableFuture.completedFuture("x");
+      };
+      assertEquals("x", await(workers.callAndStay(call)));
+      assertTrue(thread[0].startsWith(StoreWorkers.THREAD_PREFIX), thread[0]);
+
+      workers.startCallsOnCallerThread(true);
+      Future<String> inline = workers.callAndStay(call);
+      // Answered at once: complete before callAndStay returns, on this thread, without a hop.
+      assertTrue(inline.succeeded());
+      assertEquals("x", inline.result());
+      assertEquals(Thread.currentThread().getName(), thread[0]);
+      Future<String> failed = workers.callAndStay(() -> {
+        throw new IllegalArgumentException("bad input");
+      });
+      assertTrue(failed.failed());
+      assertEquals("bad input", failed.cause().getMessage());
     } finally {
       workers.close();
     }
