@@ -43,7 +43,9 @@ import java.util.function.Supplier;
  * The regression guard of the service path: the same operations called directly on the layers,
  * over the event bus and over HTTP, alternating in rounds within one run on one store, with each
  * path's rate, p50 and p99 and its ratio to the direct call. A change that slows the service (an
- * extra hop, a retry, a copy) shows up as a ratio, whatever the machine's load.
+ * extra hop, a retry, a copy) shows up as a ratio, whatever the machine's load. The "HTTP floor"
+ * rows are a plain Vert.x server answering a small JSON body over the same loopback: what HTTP
+ * costs on this machine before the service does anything.
  *
  * <pre>bench/run.sh service ServicePathBenchmark [memory|durable]
  *     [-Dbench.seconds=3 -Dbench.rounds=3 -Dbench.concurrency=32]</pre>
@@ -99,6 +101,12 @@ public final class ServicePathBenchmark {
     HttpClient http = loader.createHttpClient(new HttpClientOptions().setDefaultPort(service.httpPort())
         .setDefaultHost("127.0.0.1").setKeepAlive(true), new PoolOptions().setHttp1MaxSize(CONCURRENCY));
     Context httpCaller = loader.getOrCreateContext();
+    // The floor: a plain Vert.x server answering a small JSON body, on the same event loops and loopback.
+    int floorPort = vertx.createHttpServer().requestHandler(req -> req.body().onSuccess(b -> req.response()
+        .putHeader("content-type", "application/json").end("{\"ids\":[]}"))).listen(0)
+        .toCompletionStage().toCompletableFuture().get().actualPort();
+    HttpClient floor = loader.createHttpClient(new HttpClientOptions().setDefaultPort(floorPort)
+        .setDefaultHost("127.0.0.1").setKeepAlive(true), new PoolOptions().setHttp1MaxSize(CONCURRENCY));
 
     List<String> cached = strings(10);
     ns.intern(cached).get();
@@ -132,12 +140,16 @@ public final class ServicePathBenchmark {
       sequential(warm, "intern 10 cached, sequential", "event bus", caller, () -> bus.intern(NS, cached));
       sequential(warm, "intern 10 cached, sequential", "HTTP", httpCaller,
           () -> post(http, "/interners/" + NS + "/intern", new JsonObject().put("strings", cachedJson)));
+      sequential(warm, "intern 10 cached, sequential", "HTTP floor", httpCaller,
+          () -> post(floor, "/", new JsonObject().put("strings", cachedJson)));
       concurrent(warm, "intern 10 new, " + CONCURRENCY + " concurrent", "direct", directPool,
           () -> ns.intern(strings(10)));
       concurrent(warm, "intern 10 new, " + CONCURRENCY + " concurrent", "event bus", caller,
           () -> bus.intern(NS, strings(10)));
       concurrent(warm, "intern 10 new, " + CONCURRENCY + " concurrent", "HTTP", httpCaller,
           () -> post(http, "/interners/" + NS + "/intern", new JsonObject().put("strings", new JsonArray(strings(10)))));
+      concurrent(warm, "intern 10 new, " + CONCURRENCY + " concurrent", "HTTP floor", httpCaller,
+          () -> post(floor, "/", new JsonObject().put("strings", new JsonArray(strings(10)))));
       concurrent(warm, "lookup 10 ids, " + CONCURRENCY + " concurrent", "direct", directPool,
           () -> ns.lookup(tenIds.get()));
       concurrent(warm, "lookup 10 ids, " + CONCURRENCY + " concurrent", "HTTP", httpCaller,
