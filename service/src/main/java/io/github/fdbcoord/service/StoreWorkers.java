@@ -80,9 +80,18 @@ public final class StoreWorkers implements AutoCloseable {
    * returns.
    */
   public <T> Future<T> callAndStay(Supplier<? extends CompletableFuture<T>> call) {
+    return callAndStay(call, onCallerThread);
+  }
+
+  /** As {@link #callAndStay(Supplier)}, always starting {@code call} on a worker thread. */
+  public <T> Future<T> callOnWorkerAndStay(Supplier<? extends CompletableFuture<T>> call) {
+    return callAndStay(call, false);
+  }
+
+  private <T> Future<T> callAndStay(Supplier<? extends CompletableFuture<T>> call, boolean here) {
     CompletableFuture<T> stage;
     try {
-      stage = onCallerThread ? call.get() : CompletableFuture.supplyAsync(call, executor).thenCompose(f -> f);
+      stage = here ? call.get() : CompletableFuture.supplyAsync(call, executor).thenCompose(f -> f);
       if (stage.isDone()) {
         // Done already: a plain succeeded future, without CompletionStage bridging.
         return stage.isCompletedExceptionally() ? Future.failedFuture(causeOf(stage)) : Future.succeededFuture(stage.join());
