@@ -25,6 +25,10 @@ final class FdbStringInterner implements StringInterner {
   private final InternerSchema schema;
   private final InternerCache cache;
   private final InternerOptions options;
+  /** Cache misses of concurrent calls, served together (see {@link Coalescer}). */
+  final Coalescer<String, Long> interns;
+  private final Coalescer<Long, String> lookups;
+  private final Coalescer<String, Long> resolves;
 
   FdbStringInterner(FdbInternerService service, String name, long incarnation, InternerSchema schema) {
     this.service = service;
@@ -33,6 +37,37 @@ final class FdbStringInterner implements StringInterner {
     this.schema = schema;
     this.cache = service.cache();
     this.options = service.options();
+    this.interns = coalescer(this::internTransaction, FdbStringInterner::weightOf);
+    this.lookups = coalescer(ids -> service.read(tr -> readStrings(tr, ids)).thenApply(this::rememberStrings),
+        id -> Long.BYTES);
+    this.resolves = coalescer(strings -> service.read(tr -> readIds(tr, strings)).thenApply(this::remember),
+        FdbStringInterner::weightOf);
+  }
+
+  /**
+   * Transactions of one kind a namespace handle runs at once before further calls wait to be
+   * batched: enough to keep a store with commit latency busy, few enough that calls arriving
+   * together share transactions.
+   */
+  static final int MAX_IN_FLIGHT = 4;
+  /** Bytes of strings one coalesced transaction takes at most (FoundationDB advises transactions under 1 MB). */
+  static final long MAX_BATCH_BYTES = 1 << 20;
+
+  private <K, V> Coalescer<K, V> coalescer(java.util.function.Function<List<K>, CompletableFuture<Map<K, V>>> tx,
+      java.util.function.ToLongFunction<K> weight) {
+    return new Coalescer<>(tx, FdbStringInterner::sharedByEveryRequest, weight, options.maxBatchSize(),
+        MAX_BATCH_BYTES, MAX_IN_FLIGHT, service.executor());
+  }
+
+  /** Failures every request of a batch would have met alone: no point in running them again one by one. */
+  private static boolean sharedByEveryRequest(Throwable t) {
+    return t instanceof InternerException e
+        && (e.kind() == InternerException.Kind.NOT_FOUND || e.kind() == InternerException.Kind.TIMEOUT);
+  }
+
+  /** A string's share of a transaction: its forward key and its reverse value, roughly. */
+  private static long weightOf(String s) {
+    return 2L * s.length() + 16;
   }
 
   @Override
@@ -72,16 +107,20 @@ final class FdbStringInterner implements StringInterner {
       if (misses.isEmpty()) {
         return CompletableFuture.completedFuture(boxed(ids));
       }
-      List<String> toIntern = new ArrayList<>(misses);
-      service.internTransactions.increment();
-      return service.run(tr -> internInTransaction(tr, toIntern))
-          .thenApply(batch -> {
-            // Read-through: only ids the transaction read are cached; newly assigned ones are
-            // cached when a later read proves them (see InternerCache).
-            remember(batch.found);
-            return fillIds(strings, ids, batch.ids);
-          });
+      return interns.submit(new ArrayList<>(misses)).thenApply(assigned -> fillIds(strings, ids, assigned));
     });
+  }
+
+  /** One transaction interning {@code strings} (the misses of one call, or of several coalesced); their ids. */
+  private CompletableFuture<Map<String, Long>> internTransaction(List<String> strings) {
+    service.internTransactions.increment();
+    return service.run(tr -> internInTransaction(tr, strings))
+        .thenApply(batch -> {
+          // Read-through: only ids the transaction read are cached; newly assigned ones are
+          // cached when a later read proves them (see InternerCache).
+          remember(batch.found);
+          return batch.ids;
+        });
   }
 
   @Override
@@ -270,9 +309,7 @@ final class FdbStringInterner implements StringInterner {
       if (misses.isEmpty()) {
         return CompletableFuture.completedFuture(optionals(strings));
       }
-      List<Long> toRead = new ArrayList<>(misses);
-      return service.read(tr -> readStrings(tr, toRead))
-          .thenApply(this::rememberStrings)
+      return lookups.submit(new ArrayList<>(misses))
           .thenApply(found -> {
             for (int i = 0; i < strings.length; i++) {
               strings[i] = strings[i] != null ? strings[i] : found.get(ids.get(i));
@@ -334,9 +371,7 @@ final class FdbStringInterner implements StringInterner {
       if (misses.isEmpty()) {
         return CompletableFuture.completedFuture(optionalLongs(ids));
       }
-      List<String> toRead = new ArrayList<>(misses);
-      return service.read(tr -> readIds(tr, toRead))
-          .thenApply(this::remember)
+      return resolves.submit(new ArrayList<>(misses))
           .thenApply(found -> {
             for (int i = 0; i < ids.length; i++) {
               ids[i] = ids[i] != null ? ids[i] : found.get(strings.get(i));

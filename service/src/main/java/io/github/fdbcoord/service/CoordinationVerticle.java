@@ -115,6 +115,7 @@ public final class CoordinationVerticle extends VerticleBase {
         });
     return db.compose(database -> {
       this.database = database;
+      workers.startCallsOnCallerThread(neverBlocksCaller(database));
       heldGauge = metrics.storeCommitsHeld(() -> heldCommits(database) != null);
       String held = heldCommits(database);
       if (held != null) {
@@ -261,16 +262,19 @@ public final class CoordinationVerticle extends VerticleBase {
 
   private Future<?> deployAll(Layers layers) {
     this.mutexes = layers.mutexes();
+    LocalLayers local = new LocalLayers();
     mutexVerticle = new MutexVerticle(config.mutexAddress(), config.addressPrefix(), layers.mutexes(),
         config.maxAcquireTimeout(), config.maxWatched(), config.watchLease(), workers, metrics);
     List<io.vertx.core.Deployable> verticles = new ArrayList<>(List.of(
         new DirectoryVerticle(config.directoryAddress(), layers.directories(), config.maxPageSize(),
-            config.rootDirectory(), workers, metrics),
-        new AllocatorVerticle(config.allocatorAddress(), layers.allocators(), workers, metrics),
-        new InternerVerticle(config.internerAddress(), layers.interners(), config.maxBatchSize(), workers, metrics),
+            config.rootDirectory(), workers, metrics).servedLocally(local),
+        new AllocatorVerticle(config.allocatorAddress(), layers.allocators(), workers, metrics).servedLocally(local),
+        new InternerVerticle(config.internerAddress(), layers.interners(), config.maxBatchSize(), workers, metrics)
+            .servedLocally(local),
+        // The mutex routes keep the event bus: an acquire's wait is bounded by its send timeout.
         mutexVerticle));
     if (config.httpEnabled()) {
-      http = new HttpVerticle(config, metrics, this::health);
+      http = new HttpVerticle(config, metrics, this::health, local);
       verticles.add(http);
     }
     Future<?> chain = Future.succeededFuture();
@@ -282,6 +286,16 @@ public final class CoordinationVerticle extends VerticleBase {
 
   /** How long starting may wait for the store to open (or create) the root directory and its identity. */
   private static final long START_STORE_TIMEOUT_MS = 30_000;
+
+  /**
+   * Whether a layer call may start on an event loop: fdb-java's client never blocks its caller, nor
+   * does the in-memory engine (its reads are CPU work that completes at once); the durable engine
+   * reads its storage on the calling thread, so its calls start on a store worker.
+   */
+  private static boolean neverBlocksCaller(Database database) {
+    return !(database instanceof io.github.fdbcoord.embedded.EmbeddedDatabase embedded)
+        || embedded.embeddedOptions().dataDirectory() == null;
+  }
 
   /** Why the embedded engine holds commits back (its disk is low on space), or null. */
   private static String heldCommits(Database database) {

@@ -34,20 +34,27 @@ public final class HttpVerticle extends VerticleBase {
   private final CoordinationConfig config;
   private final Metrics metrics;
   private final Supplier<Future<JsonObject>> health;
+  private final LocalLayers local;
   private HttpServer server;
   private MutexRoutes mutexRoutes;
   private final Set<WebSocketSession> sessions = ConcurrentHashMap.newKeySet();
 
   public HttpVerticle(CoordinationConfig config, Metrics metrics, Supplier<Future<JsonObject>> health) {
+    this(config, metrics, health, new LocalLayers());
+  }
+
+  /** A server whose routes call the layers in {@code local} directly, the others over the event bus. */
+  HttpVerticle(CoordinationConfig config, Metrics metrics, Supplier<Future<JsonObject>> health, LocalLayers local) {
     this.config = config;
     this.metrics = metrics;
     this.health = health;
+    this.local = local;
   }
 
   @Override
   public Future<?> start() {
     CoordinationClient client = CoordinationClient.create(vertx, config.addressPrefix());
-    LayerForward forward = new LayerForward(client);
+    LayerForward forward = new LayerForward(client, local);
     HttpFilters filters = new HttpFilters(config, metrics);
     Router router = Router.router(vertx);
     router.route().handler(filters::measure);

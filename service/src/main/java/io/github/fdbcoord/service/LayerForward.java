@@ -1,6 +1,7 @@
 package io.github.fdbcoord.service;
 
 import io.github.fdbcoord.client.CoordinationClient;
+import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 
@@ -13,9 +14,17 @@ final class LayerForward implements DashboardRoutes.Forward {
   static final long SEND_TIMEOUT_MS = 30_000;
 
   private final CoordinationClient client;
+  private final LocalLayers local;
 
+  /** Forwards over the event bus only. */
   LayerForward(CoordinationClient client) {
+    this(client, new LocalLayers());
+  }
+
+  /** Calls the layers deployed in this process directly ({@code local}), the others over the event bus. */
+  LayerForward(CoordinationClient client, LocalLayers local) {
     this.client = client;
+    this.local = local;
   }
 
   CoordinationClient client() {
@@ -27,8 +36,16 @@ final class LayerForward implements DashboardRoutes.Forward {
     to(ctx, address, action, body, status, SEND_TIMEOUT_MS);
   }
 
-  /** Sends {@code action} to {@code address} and answers its reply with {@code status}. */
+  /**
+   * Answers {@code action} of the layer at {@code address} with {@code status}: called directly
+   * when that layer is deployed in this process (the same code the event-bus consumer runs, without
+   * its copies and hops), else sent over the event bus.
+   */
   void to(RoutingContext ctx, String address, String action, JsonObject body, int status, long sendTimeoutMs) {
-    client.request(address, action, body, sendTimeoutMs).onComplete(ar -> HttpResponses.reply(ctx, ar, status));
+    Future<JsonObject> reply = local.call(address, action, body);
+    if (reply == null) {
+      reply = client.request(address, action, body, sendTimeoutMs);
+    }
+    reply.onComplete(ar -> HttpResponses.reply(ctx, ar, status));
   }
 }

@@ -5,6 +5,7 @@ import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.json.JsonObject;
 
 import java.util.LinkedHashMap;
@@ -27,11 +28,19 @@ abstract class LayerVerticle extends VerticleBase {
   protected final Metrics metrics;
   private final Map<String, Function<JsonObject, Future<JsonObject>>> actions = new LinkedHashMap<>();
   private MessageConsumer<Object> consumer;
+  /** Where the HTTP routes of this process find this verticle (null: reached over the event bus only). */
+  private LocalLayers local;
 
   LayerVerticle(String address, StoreWorkers workers, Metrics metrics) {
     this.address = address;
     this.workers = workers;
     this.metrics = metrics;
+  }
+
+  /** Serves this layer's actions to the HTTP routes of this process directly, besides the event bus. */
+  LayerVerticle servedLocally(LocalLayers local) {
+    this.local = local;
+    return this;
   }
 
   /** Registers the handler of {@code action}. */
@@ -44,17 +53,45 @@ abstract class LayerVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     registerActions();
+    if (local != null) {
+      local.serve(address, this);
+    }
     consumer = vertx.eventBus().consumer(address, this::handle);
     return consumer.completion();
   }
 
   @Override
   public Future<?> stop() {
+    if (local != null) {
+      local.withdraw(address, this);
+    }
     return consumer == null ? Future.succeededFuture() : consumer.unregister();
   }
 
   private void handle(Message<Object> message) {
-    String action = message.headers().get(ACTION);
+    Object body = message.body();
+    Future<JsonObject> result;
+    try {
+      result = call(message.headers().get(ACTION), Requests.body(body));
+    } catch (RuntimeException e) {
+      result = Future.failedFuture(e);
+    }
+    result.onComplete(ar -> {
+      if (ar.succeeded()) {
+        message.reply(ar.result());
+      } else {
+        ReplyException failure = FailureCodes.of(ar.cause());
+        message.fail(failure.failureCode(), failure.getMessage());
+      }
+    });
+  }
+
+  /**
+   * Serves {@code action} with {@code body}: the one implementation behind the event-bus consumer
+   * and the HTTP routes ({@link LocalLayers}), so neither pays for the other's hops. Records the
+   * request's metrics; fails with the {@link FailureCodes} failure the event bus would carry.
+   */
+  Future<JsonObject> call(String action, JsonObject body) {
     long start = System.nanoTime();
     Future<JsonObject> result;
     try {
@@ -67,27 +104,28 @@ abstract class LayerVerticle extends VerticleBase {
         throw FailureCodes.failure(FailureCodes.NOT_FOUND, "unknown_action", "no action '" + action + "' at "
             + address + "; actions: " + actions.keySet());
       }
-      result = handler.apply(Requests.body(message.body()));
+      result = handler.apply(body);
     } catch (RuntimeException e) {
       result = Future.failedFuture(e);
     }
     String name = action == null ? "none" : actions.containsKey(action) ? action : "unknown";
-    result.onComplete(ar -> {
+    return result.transform(ar -> {
       if (ar.succeeded()) {
         metrics.request(address, name, "ok", System.nanoTime() - start);
-        message.reply(ar.result());
-      } else {
-        var failure = FailureCodes.of(ar.cause());
-        metrics.request(address, name, FailureCodes.reasonOf(failure), System.nanoTime() - start);
-        message.fail(failure.failureCode(), failure.getMessage());
+        return Future.succeededFuture(ar.result());
       }
+      ReplyException failure = FailureCodes.of(ar.cause());
+      metrics.request(address, name, FailureCodes.reasonOf(failure), System.nanoTime() - start);
+      return Future.failedFuture(failure);
     });
   }
 
   /**
-   * Runs a layer call on a store worker. The future completes on the worker thread that completed
-   * the call, so the reply is encoded and sent from there: the event bus delivers it on the
-   * caller's context, and a hop back through this verticle's event loop is saved.
+   * Runs a layer call: on the calling thread when the store's calls never block it (fdb-java's
+   * asynchronous API, the in-memory engine), else on a store worker ({@link StoreWorkers#call}).
+   * The future completes on the thread that completed the call, so the reply is encoded and sent
+   * from there: the event bus delivers it on the caller's context, and a hop back through this
+   * verticle's event loop is saved. A call answered at once (a cached intern) costs no hop at all.
    */
   protected <T> Future<T> store(Supplier<? extends CompletableFuture<T>> call) {
     return workers.callAndStay(call);

@@ -13,16 +13,23 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
- * The worker threads every FoundationDB call runs on. The store gets {@link #executor()} as its
- * transactions' executor, so fdb-java completions run here too; and since the embedded engine
- * completes a read synchronously on the calling thread, the layer call itself is started here as
- * well ({@link #call}). Results come back on the caller's Vert.x context.
+ * The worker threads of the store. The store gets {@link #executor()} as its transactions'
+ * executor, so fdb-java completions run here. A layer call starts here too when the store may
+ * block its caller (the durable embedded engine reads its storage synchronously on the calling
+ * thread); on a store that never blocks it starts on the caller's thread
+ * ({@link #startCallsOnCallerThread}), since a hand-off would only add a thread wake-up per request.
  */
 public final class StoreWorkers implements AutoCloseable {
   /** Prefix of the worker threads' names. */
   public static final String THREAD_PREFIX = "fdb-coord-worker-";
 
   private final ExecutorService executor;
+  /**
+   * Whether layer calls start on the calling thread: true once the store is known never to block
+   * its caller (fdb-java's client, the in-memory engine); a durable embedded engine reads its
+   * storage on the calling thread, so its calls start on a worker.
+   */
+  private volatile boolean onCallerThread;
 
   public StoreWorkers(int threads) {
     AtomicInteger n = new AtomicInteger();
@@ -39,6 +46,20 @@ public final class StoreWorkers implements AutoCloseable {
     return executor;
   }
 
+  /**
+   * Lets {@link #callAndStay} start calls on the calling thread (an event loop): for stores whose
+   * calls never block (their work completes on {@link #executor()} or at once), where a hand-off to
+   * a worker only adds a thread wake-up to every request.
+   */
+  public void startCallsOnCallerThread(boolean enabled) {
+    this.onCallerThread = enabled;
+  }
+
+  /** Whether {@link #callAndStay} starts calls on the calling thread. */
+  public boolean startsCallsOnCallerThread() {
+    return onCallerThread;
+  }
+
   /** Runs {@code call} on a worker thread; the returned future completes on {@code context}. */
   public <T> Future<T> call(Context context, Supplier<? extends CompletableFuture<T>> call) {
     CompletableFuture<T> stage;
@@ -53,16 +74,41 @@ public final class StoreWorkers implements AutoCloseable {
   /**
    * Runs {@code call} on a worker thread; the returned future completes (and runs its callbacks)
    * on the worker thread that completed the call. For code whose callbacks are thread-safe and
-   * must not hop (the layer verticles reply straight from there).
+   * must not hop (the layer verticles reply straight from there). With
+   * {@link #startCallsOnCallerThread} the call starts on the calling thread instead, and a call that
+   * completes at once (a cached answer, an in-memory transaction) completes the future before this
+   * returns.
    */
   public <T> Future<T> callAndStay(Supplier<? extends CompletableFuture<T>> call) {
+    return callAndStay(call, onCallerThread);
+  }
+
+  /** As {@link #callAndStay(Supplier)}, always starting {@code call} on a worker thread. */
+  public <T> Future<T> callOnWorkerAndStay(Supplier<? extends CompletableFuture<T>> call) {
+    return callAndStay(call, false);
+  }
+
+  private <T> Future<T> callAndStay(Supplier<? extends CompletableFuture<T>> call, boolean here) {
     CompletableFuture<T> stage;
     try {
-      stage = CompletableFuture.supplyAsync(call, executor).thenCompose(f -> f);
+      stage = here ? call.get() : CompletableFuture.supplyAsync(call, executor).thenCompose(f -> f);
+      if (stage.isDone()) {
+        // Done already: a plain succeeded future, without CompletionStage bridging.
+        return stage.isCompletedExceptionally() ? Future.failedFuture(causeOf(stage)) : Future.succeededFuture(stage.join());
+      }
     } catch (RuntimeException e) {
       return Future.failedFuture(e);
     }
     return Future.fromCompletionStage(stage);
+  }
+
+  private static Throwable causeOf(CompletableFuture<?> failed) {
+    try {
+      failed.join();
+      return new IllegalStateException("not failed");
+    } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException e) {
+      return e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
+    }
   }
 
   /** Runs {@code task} on a worker thread (for blocking work such as opening the store). */

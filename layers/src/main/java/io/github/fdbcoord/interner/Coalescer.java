@@ -1,0 +1,157 @@
+package io.github.fdbcoord.interner;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Function;
+import java.util.function.Predicate;
+import java.util.function.ToLongFunction;
+
+/**
+ * Serves concurrent requests of one kind on one namespace with as few transactions as they allow,
+ * the way FoundationDB's own client batches reads: a request that finds fewer than
+ * {@code maxInFlight} transactions running starts one at once (a lone client waits for nothing);
+ * requests that arrive while that many are running wait, and the next transaction to start takes
+ * all of them that fit its bounds ({@code maxKeys} keys, {@code maxWeight} bytes) together. The wait
+ * is bounded by the transactions in flight, which are bounded by the store's timeout.
+ *
+ * <p>Each request gets the whole batch's map and picks its own keys from it. A failure of a shared
+ * transaction is not passed on to its requests unless every one of them would have met it alone
+ * ({@code sharedFailure}: the namespace is gone, the store timed out): otherwise each request is
+ * run again alone, so one request's problem (a batch too large for one transaction, say) stays its
+ * own and never fails its neighbours.
+ *
+ * @param <K> what a request asks about (a string, an id)
+ * @param <V> what the store answers for it
+ */
+final class Coalescer<K, V> {
+  private final Function<List<K>, CompletableFuture<Map<K, V>>> transaction;
+  private final Predicate<Throwable> sharedFailure;
+  private final ToLongFunction<K> weight;
+  private final int maxKeys;
+  private final long maxWeight;
+  private final int maxInFlight;
+  private final Executor executor;
+  private final ArrayDeque<Request<K, V>> waiting = new ArrayDeque<>();
+  private int inFlight;
+  /** Transactions started, batched or alone; tests compare it with the requests served. */
+  final LongAdder transactions = new LongAdder();
+
+  Coalescer(Function<List<K>, CompletableFuture<Map<K, V>>> transaction, Predicate<Throwable> sharedFailure,
+      ToLongFunction<K> weight, int maxKeys, long maxWeight, int maxInFlight, Executor executor) {
+    this.transaction = transaction;
+    this.sharedFailure = sharedFailure;
+    this.weight = weight;
+    this.maxKeys = maxKeys;
+    this.maxWeight = maxWeight;
+    this.maxInFlight = maxInFlight;
+    this.executor = executor;
+  }
+
+  private record Request<K, V>(List<K> keys, long weight, CompletableFuture<Map<K, V>> result) {}
+
+  /** The store's answers for {@code keys} (distinct, already validated), among those of the batch that served them. */
+  CompletableFuture<Map<K, V>> submit(List<K> keys) {
+    long w = 0;
+    for (K k : keys) {
+      w += weight.applyAsLong(k);
+    }
+    Request<K, V> request = new Request<>(keys, w, new CompletableFuture<>());
+    List<Request<K, V>> batch;
+    synchronized (this) {
+      waiting.add(request);
+      if (inFlight >= maxInFlight) {
+        return request.result();
+      }
+      inFlight++;
+      batch = take();
+    }
+    run(batch);
+    return request.result();
+  }
+
+  /** The waiting requests the next transaction takes: at least one, then as many as fit its bounds. */
+  private List<Request<K, V>> take() {
+    List<Request<K, V>> batch = new ArrayList<>();
+    int keys = 0;
+    long w = 0;
+    while (!waiting.isEmpty()) {
+      Request<K, V> next = waiting.peek();
+      if (!batch.isEmpty() && (keys + next.keys().size() > maxKeys || w + next.weight() > maxWeight)) {
+        break;
+      }
+      batch.add(waiting.poll());
+      keys += next.keys().size();
+      w += next.weight();
+    }
+    return batch;
+  }
+
+  private void run(List<Request<K, V>> batch) {
+    List<K> keys;
+    if (batch.size() == 1) {
+      keys = batch.get(0).keys();
+    } else {
+      LinkedHashSet<K> union = new LinkedHashSet<>();
+      batch.forEach(r -> union.addAll(r.keys()));
+      keys = new ArrayList<>(union);
+    }
+    start(keys).whenComplete((answers, error) -> {
+      if (error == null) {
+        batch.forEach(r -> r.result().complete(answers));
+      } else if (batch.size() > 1 && !sharedFailure.test(unwrap(error))) {
+        batch.forEach(r -> start(r.keys()).whenComplete((alone, e) -> complete(r, alone, e)));
+      } else {
+        batch.forEach(r -> r.result().completeExceptionally(unwrap(error)));
+      }
+      next();
+    });
+  }
+
+  /** Starts the next batch when requests wait, on the executor: the completing thread may be the store's own. */
+  private void next() {
+    List<Request<K, V>> batch;
+    synchronized (this) {
+      if (waiting.isEmpty()) {
+        inFlight--;
+        return;
+      }
+      batch = take();
+    }
+    try {
+      executor.execute(() -> run(batch));
+    } catch (RuntimeException rejected) {
+      synchronized (this) {
+        inFlight--;
+      }
+      batch.forEach(r -> r.result().completeExceptionally(rejected));
+    }
+  }
+
+  private CompletableFuture<Map<K, V>> start(List<K> keys) {
+    transactions.increment();
+    try {
+      return transaction.apply(keys);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  private static <K, V> void complete(Request<K, V> r, Map<K, V> answers, Throwable error) {
+    if (error == null) {
+      r.result().complete(answers);
+    } else {
+      r.result().completeExceptionally(unwrap(error));
+    }
+  }
+
+  private static Throwable unwrap(Throwable t) {
+    return t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
+  }
+}

@@ -1,0 +1,209 @@
+package io.github.fdbcoord.interner;
+
+import com.apple.foundationdb.Database;
+import io.github.fdbcoord.embedded.EmbeddedDatabase;
+import io.github.fdbcoord.embedded.EmbeddedOptions;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static io.github.fdbcoord.interner.InternerTestSupport.assertBijection;
+import static io.github.fdbcoord.interner.InternerTestSupport.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Concurrent calls on one namespace handle share transactions (see {@link Coalescer}): the
+ * interner's invariants hold across them, and one call's failure stays its own.
+ */
+class InternerCoalescingTest {
+  private static final int CLIENTS = 48;
+  private static final int CALLS_PER_CLIENT = 15;
+
+  /**
+   * 48 clients of one handle, each interning overlapping batches of a shared universe on a store
+   * with commit latency (so calls arrive while transactions run): every string gets one id, every
+   * client is told that id, no id is given twice, nothing asked for is lost, and fewer transactions
+   * ran than calls were made.
+   */
+  @Test
+  void concurrentCallsShareTransactionsAndKeepTheInvariants() {
+    EmbeddedOptions options = EmbeddedOptions.builder().latency(Duration.ofMillis(2)).build();
+    try (Database db = EmbeddedDatabase.open(options)) {
+      List<String> root = InternerTestSupport.randomRoot();
+      try {
+        InternerService service = InternerService.create(db, InternerOptions.builder().rootPath(root).build());
+        FdbStringInterner handle = (FdbStringInterner) await(service.open("shared"));
+        List<String> universe = StringInternerTest.strings("u-", 600);
+        Map<String, Map<Long, Integer>> told = new ConcurrentHashMap<>();
+        AtomicInteger calls = new AtomicInteger();
+        List<CompletableFuture<Void>> clients = new ArrayList<>();
+        for (int c = 0; c < CLIENTS; c++) {
+          Random random = new Random(c);
+          CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
+          for (int k = 0; k < CALLS_PER_CLIENT; k++) {
+            chain = chain.thenCompose(v -> {
+              List<String> batch = new ArrayList<>();
+              for (int i = 0; i < 10; i++) {
+                batch.add(universe.get(random.nextInt(universe.size())));
+              }
+              calls.incrementAndGet();
+              return handle.intern(batch).thenAccept(ids -> {
+                for (int i = 0; i < batch.size(); i++) {
+                  told.computeIfAbsent(batch.get(i), s -> new ConcurrentHashMap<>()).merge(ids.get(i), 1, Integer::sum);
+                }
+              });
+            });
+          }
+          clients.add(chain);
+        }
+        await(CompletableFuture.allOf(clients.toArray(new CompletableFuture<?>[0])));
+
+        Map<String, Long> stored = assertBijection(db, handle);
+        assertEquals(told.keySet(), stored.keySet(), "exactly the strings asked for are stored, none lost");
+        Map<Long, String> owners = new HashMap<>();
+        told.forEach((s, ids) -> {
+          assertEquals(1, ids.size(), "string " + s + " was told several ids: " + ids.keySet());
+          long id = ids.keySet().iterator().next();
+          assertEquals(stored.get(s), id, "the id told for " + s + " is the stored one");
+          String prior = owners.put(id, s);
+          assertTrue(prior == null, "id " + id + " given to both " + prior + " and " + s);
+        });
+        long transactions = handle.interns.transactions.sum();
+        assertTrue(transactions < calls.get(), "coalesced: " + transactions + " transactions for "
+            + calls.get() + " calls");
+        // Lookups of many clients at once, coalesced as well, answer every id with its string.
+        List<CompletableFuture<List<Optional<String>>>> lookups = new ArrayList<>();
+        List<List<Long>> asked = new ArrayList<>();
+        List<Long> allIds = new ArrayList<>(owners.keySet());
+        StringInterner fresh = await(InternerService.create(db, InternerOptions.builder().rootPath(root).build())
+            .openExisting("shared"));
+        for (int c = 0; c < CLIENTS; c++) {
+          List<Long> ids = allIds.subList((c * 10) % (allIds.size() - 10), (c * 10) % (allIds.size() - 10) + 10);
+          asked.add(ids);
+          lookups.add(fresh.lookup(ids));
+        }
+        for (int c = 0; c < CLIENTS; c++) {
+          List<Optional<String>> strings = await(lookups.get(c));
+          for (int i = 0; i < 10; i++) {
+            assertEquals(Optional.of(owners.get(asked.get(c).get(i))), strings.get(i));
+          }
+        }
+      } finally {
+        InternerTestSupport.removeRoot(db, root);
+      }
+    }
+  }
+
+  /**
+   * A batch whose shared transaction fails is run again request by request: only the request that
+   * caused the failure fails; a failure every request would meet alone is passed on at once.
+   */
+  @Test
+  void oneFailingRequestDoesNotFailItsNeighbours() throws Exception {
+    ExecutorService executor = Executors.newSingleThreadExecutor();
+    try {
+      List<List<String>> transactions = new ArrayList<>();
+      CompletableFuture<Void> gate = new CompletableFuture<>();
+      Coalescer<String, Integer> coalescer = new Coalescer<>(keys -> {
+        synchronized (transactions) {
+          transactions.add(keys);
+        }
+        // The first transaction waits at the gate, so that the next requests queue behind it.
+        CompletableFuture<Void> wait = transactions.size() == 1 ? gate : CompletableFuture.completedFuture(null);
+        return wait.thenApply(v -> {
+          if (keys.contains("bad")) {
+            throw InternerException.badRequest("'bad' is refused");
+          }
+          Map<String, Integer> m = new HashMap<>();
+          keys.forEach(k -> m.put(k, k.length()));
+          return m;
+        });
+      }, e -> e instanceof InternerException ie && ie.kind() == InternerException.Kind.NOT_FOUND,
+          k -> 1, 100, 1_000, 1, executor);
+
+      CompletableFuture<Map<String, Integer>> first = coalescer.submit(List.of("a"));
+      CompletableFuture<Map<String, Integer>> good = coalescer.submit(List.of("bb", "ccc"));
+      CompletableFuture<Map<String, Integer>> bad = coalescer.submit(List.of("bad", "dddd"));
+      CompletableFuture<Map<String, Integer>> alsoGood = coalescer.submit(List.of("ccc", "eeeee"));
+      gate.complete(null);
+
+      assertEquals(1, await(first).get("a"));
+      assertEquals(2, await(good).get("bb"));
+      assertEquals(3, await(good).get("ccc"));
+      assertEquals(5, await(alsoGood).get("eeeee"));
+      InternerException e = assertThrows(InternerException.class, () -> await(bad));
+      assertEquals(InternerException.Kind.BAD_REQUEST, e.kind());
+      synchronized (transactions) {
+        // The first alone; the three waiting ones together (keys merged, "ccc" once); then each alone.
+        assertEquals(List.of("a"), transactions.get(0));
+        assertEquals(List.of("bb", "ccc", "bad", "dddd", "eeeee"), transactions.get(1));
+        assertEquals(5, transactions.size());
+      }
+
+      // A failure every request would meet alone fails the whole batch without running them again.
+      CompletableFuture<Void> gate2 = new CompletableFuture<>();
+      AtomicInteger runs = new AtomicInteger();
+      Coalescer<String, Integer> gone = new Coalescer<>(keys -> runs.incrementAndGet() == 1
+          ? gate2.thenApply(v -> Map.<String, Integer>of())
+          : CompletableFuture.failedFuture(new InternerException(InternerException.Kind.NOT_FOUND, "gone")),
+          ex -> ex instanceof InternerException ie && ie.kind() == InternerException.Kind.NOT_FOUND,
+          k -> 1, 100, 1_000, 1, executor);
+      gone.submit(List.of("x"));
+      CompletableFuture<Map<String, Integer>> r1 = gone.submit(List.of("y"));
+      CompletableFuture<Map<String, Integer>> r2 = gone.submit(List.of("z"));
+      gate2.complete(null);
+      assertInstanceOf(InternerException.class, assertThrows(RuntimeException.class, () -> await(r1)));
+      assertInstanceOf(InternerException.class, assertThrows(RuntimeException.class, () -> await(r2)));
+      assertEquals(2, runs.get(), "the shared failure was not run again per request");
+    } finally {
+      executor.shutdown();
+    }
+  }
+
+  /** Requests queue behind the transactions in flight, and the next one takes no more than its bounds. */
+  @Test
+  void batchesStayWithinTheirBounds() {
+    ExecutorService executor = Executors.newSingleThreadExecutor();
+    try {
+      List<Integer> sizes = new ArrayList<>();
+      CompletableFuture<Void> gate = new CompletableFuture<>();
+      Coalescer<Integer, Integer> coalescer = new Coalescer<>(keys -> {
+        synchronized (sizes) {
+          sizes.add(keys.size());
+        }
+        return (sizes.size() == 1 ? gate : CompletableFuture.<Void>completedFuture(null)).thenApply(v -> {
+          Map<Integer, Integer> m = new HashMap<>();
+          keys.forEach(k -> m.put(k, -k));
+          return m;
+        });
+      }, e -> false, k -> 1, 10, 1_000, 1, executor);
+      List<CompletableFuture<Map<Integer, Integer>>> results = new ArrayList<>();
+      for (int i = 0; i < 25; i++) {
+        results.add(coalescer.submit(List.of(2 * i, 2 * i + 1)));
+      }
+      gate.complete(null);
+      for (int i = 0; i < 25; i++) {
+        assertEquals(-2 * i - 1, await(results.get(i)).get(2 * i + 1));
+      }
+      synchronized (sizes) {
+        assertEquals(List.of(2, 10, 10, 10, 10, 8), sizes, "the first alone, then at most 10 keys each");
+      }
+    } finally {
+      executor.shutdown();
+    }
+  }
+}
