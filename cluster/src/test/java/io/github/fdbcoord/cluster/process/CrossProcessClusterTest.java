@@ -129,7 +129,7 @@ class CrossProcessClusterTest {
 
   @Test
   @Order(4)
-  void aKilledHoldersLockGoesToTheNextWaiterAfterTheLease() throws Exception {
+  void aKilledHoldersLockGoesToTheNextWaiterBeforeTheLeaseRunsOut() throws Exception {
     FencingToken first = FencingToken.parse(b.call("lock crash-lock 10000", ANSWER));
     int waiting = c.send("lock crash-lock 60000");
     sleep(Duration.ofMillis(300));
@@ -142,9 +142,10 @@ class CrossProcessClusterTest {
     long leftAfter = millisSince(killed);
     System.out.printf("kill -9 of the holder: the next waiter got the lock %d ms after the kill (lease %d ms);"
         + " the survivors' member list without it within %d ms%n", grantedAfter, LEASE.toMillis(), leftAfter);
-    assertTrue(grantedAfter >= LEASE.minus(HEARTBEAT).toMillis(),
-        "the lock was handed over " + grantedAfter + " ms after the kill, before the lease ran out");
-    assertTrue(grantedAfter < LEASE.toMillis() + 15_000, "handed over within the lease and a reaper pass or so");
+    // A killed process's sockets close: its peers suspect and evict it without waiting for the lease
+    // (failure detection, on by default), whereas a paused one (above) keeps its lease.
+    assertTrue(grantedAfter < LEASE.toMillis(),
+        "the lock was handed over " + grantedAfter + " ms after the kill: the crash was not detected before the lease ran out");
     assertTrue(FencingToken.parse(granted.text()).isNewerThan(first), "the new grant's token is newer");
     assertEquals(survivors, seen);
     assertFalse(b.jvm().isAlive());
