@@ -290,15 +290,33 @@ public final class MutexVerticle extends LayerVerticle {
     }
     for (Grant g : pending.values()) {
       store(() -> mutexes.heartbeatWaiter(g.name(), g.owner())
-          .exceptionallyCompose(e -> FdbErrors.unwrap(e) instanceof MutexException
+          .exceptionallyCompose(e -> FdbErrors.unwrap(e) instanceof MutexException && stillWaiting(g)
               ? mutexes.tryAcquire(g.name(), g.owner()) : CompletableFuture.failedFuture(e)))
           .onSuccess(r -> {
-            if (r.isHeld()) {
+            if (!stillWaiting(g)) {
+              // The wait ended (abandoned, timed out, or the service stopped) while this heartbeat
+              // made the entry again: take it out, or it would wait in the queue for nobody.
+              abandonEntry(g);
+            } else if (r.isHeld()) {
               complete(g, held(g.name(), g.owner(), r.token().get()));
             }
           })
           .onFailure(e -> LOG.debug("heartbeat of waiter " + g + " failed", e));
     }
+  }
+
+  /** Whether an acquire for {@code g}'s owner still waits through this verticle. */
+  private boolean stillWaiting(Grant g) {
+    if (stopping) {
+      return false;
+    }
+    for (Map.Entry<Promise<JsonObject>, Grant> w : waiting.entrySet()) {
+      if (w.getValue().name().equals(g.name()) && w.getValue().owner().equals(g.owner())
+          && !w.getKey().future().isComplete()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
@@ -337,6 +355,11 @@ public final class MutexVerticle extends LayerVerticle {
     if (!waiter.tryFail(failure)) {
       return Future.succeededFuture();
     }
+    return abandonEntry(g);
+  }
+
+  /** Takes {@code g}'s owner out of the queue; a grant that beat the leave is released. */
+  private Future<?> abandonEntry(Grant g) {
     return store(() -> mutexes.leave(g.name(), g.owner())
         .thenCompose(left -> mutexes.state(g.name()))
         .thenCompose(state -> state.owner().filter(o -> o.owner().equals(g.owner())).isPresent()

@@ -67,9 +67,13 @@ class ArchitectureTest {
         "test classes were imported");
   }
 
-  /** Test-jars (the embedded module's fixtures) hold test code, which the rules do not cover. */
+  /**
+   * Test-jars (the embedded module's fixtures) and the {@code testing} module (the real FoundationDB
+   * fixture, a test-scope dependency only) hold test code, which the rules do not cover.
+   */
   private static boolean isNotATestJar(Location location) {
-    return !location.contains("-tests.jar") && !location.contains("/test-classes/");
+    return !location.contains("-tests.jar") && !location.contains("/test-classes/")
+        && !location.contains("vertx-fdb-coordination-testing") && !location.contains("/testing/target/");
   }
 
   @Test

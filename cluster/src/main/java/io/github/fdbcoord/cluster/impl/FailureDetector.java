@@ -30,13 +30,11 @@ import java.util.function.Predicate;
  * the one it saw when it suspected it. A paused process keeps its sockets open, so it is never
  * suspected this way; a dead host or a partition closes nothing, and the node lease catches those.
  *
- * <p>The connections run on one small Vert.x instance shared by the detectors of the JVM (one event
- * loop, closed with the last detector), not on the node's own: they are no traffic of the node, so
- * they must not show in its metrics or keep its event loops busy. Internal to the cluster manager.
+ * <p>The connections run on a small Vert.x instance of the detector's own (one event loop, closed
+ * with the detector), not on the node's: they are no traffic of the node, so they must not show in
+ * its metrics or keep its event loops busy. Internal to the cluster manager.
  */
 public final class FailureDetector {
-  private static Vertx transport;
-  private static int transportUsers;
 
   private static final Logger log = LoggerFactory.getLogger(FailureDetector.class);
   private static final long RETRY_MILLIS = 100;
@@ -65,7 +63,7 @@ public final class FailureDetector {
 
   /** Starts listening on an ephemeral port of every interface. */
   public CompletableFuture<FailureDetector> listen() {
-    vertx = acquireTransport();
+    vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(1).setInternalBlockingPoolSize(1));
     client = vertx.createNetClient(new NetClientOptions().setConnectTimeout(CONNECT_TIMEOUT_MILLIS).setTcpNoDelay(true));
     NetServer s = vertx.createNetServer();
     s.connectHandler(socket -> {
@@ -228,21 +226,7 @@ public final class FailureDetector {
     if (c != null) {
       c.close();
     }
-    return serverClosed.andThen(ar -> releaseTransport());
-  }
-
-  private static synchronized Vertx acquireTransport() {
-    if (transport == null) {
-      transport = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(1).setInternalBlockingPoolSize(1));
-    }
-    transportUsers++;
-    return transport;
-  }
-
-  private static synchronized void releaseTransport() {
-    if (--transportUsers == 0 && transport != null) {
-      transport.close();
-      transport = null;
-    }
+    Vertx transport = vertx;
+    return serverClosed.andThen(ar -> transport.close());
   }
 }
