@@ -246,7 +246,7 @@ class WatchConformanceTest {
     // after the commit completes: wait for it (bounded) before counting.
     long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
     while (watches.stream().noneMatch(CompletableFuture::isCompletedExceptionally) && System.nanoTime() < deadline) {
-      Thread.onSpinWait();
+      java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
     }
     int tooMany = 0;
     for (CompletableFuture<Void> w : watches) {
