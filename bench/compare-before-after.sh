@@ -2,8 +2,8 @@
 # Issue 21 before/after: the same benchmark main classes from the single-module build before the
 # module split (commit f3d0d72, class path in OLD_CP_FILE) and from the new layout (NEW_CP_FILE), alternating.
 set -u
-OLD_CP=$(cat "${OLD_CP_FILE:?a file holding the old build's class path}")
-NEW_CP=$(cat "${NEW_CP_FILE:?a file holding the new build's class path}")
+OLD_CP=$(cat "${OLD_CP_FILE:?a file holding the old build class path}")
+NEW_CP=$(cat "${NEW_CP_FILE:?a file holding the new build class path}")
 ROUNDS=${ROUNDS:-3}
 for r in $(seq 1 $ROUNDS); do
   for side in old new; do
