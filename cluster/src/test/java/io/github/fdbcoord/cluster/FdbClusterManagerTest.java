@@ -72,19 +72,11 @@ class FdbClusterManagerTest {
   }
 
   private FdbClusterManagerOptions.Builder options() {
-    return FdbClusterManagerOptions.builder().database(db)
-        .nodeLease(LEASE)
-        .heartbeatInterval(Duration.ofMillis(200))
-        .reaperInterval(Duration.ofMillis(100))
-        .logRetention(Duration.ofSeconds(10));
+    return TestNodes.options(db, LEASE);
   }
 
   private FdbClusterManager join(FdbClusterManagerOptions.Builder options) throws Exception {
-    FdbClusterManager m = new FdbClusterManager(options.build());
-    m.init(vertx);
-    Promise<Void> p = Promise.promise();
-    m.join(p);
-    p.future().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    FdbClusterManager m = TestNodes.join(vertx, options);
     managers.add(m);
     return m;
   }
