@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -69,6 +70,19 @@ public final class ClusterStore {
       tr.options().setTimeout(timeout);
       return body.apply(tr);
     });
+  }
+
+  /**
+   * Runs {@code writes} only while node {@code nodeId}'s record exists, read with a conflict, so that
+   * an eviction that removes the node's keys can never leave one of these writes behind.
+   */
+  CompletableFuture<Void> whileNodeExists(String nodeId, Consumer<Transaction> writes) {
+    return run(tr -> schema.readNodeRecord(tr, nodeId).thenApply(record -> {
+      if (record != null) {
+        writes.accept(tr);
+      }
+      return (Void) null;
+    }));
   }
 
   <T> CompletableFuture<T> read(Function<ReadTransaction, CompletableFuture<T>> body) {

@@ -168,12 +168,7 @@ public final class Membership {
     }
     String me = nodeId;
     ClusterSchema schema = store.schema();
-    ClusterStore.complete(store.run(tr -> schema.readNodeRecord(tr, me).thenApply(record -> {
-      if (record != null) {
-        schema.writeNodeInfo(tr, me, info);
-      }
-      return (Void) null;
-    })), promise);
+    ClusterStore.complete(store.whileNodeExists(me, tr -> schema.writeNodeInfo(tr, me, info)), promise);
   }
 
   /** This node's info. */

@@ -94,15 +94,10 @@ public final class Registrations {
     }
     String me = nodeId;
     ClusterSchema schema = store.schema();
-    // The registration is written only while this node's record exists (read with conflict), so
-    // an eviction that removes the node's registrations can never leave one behind.
-    ClusterStore.complete(store.run(tr -> schema.readNodeRecord(tr, me).thenApply(record -> {
-      if (record != null) {
-        schema.writeRegistration(tr, address, info);
-        schema.appendRegistrationChanges(tr, Set.of(address));
-      }
-      return (Void) null;
-    })), promise);
+    ClusterStore.complete(store.whileNodeExists(me, tr -> {
+      schema.writeRegistration(tr, address, info);
+      schema.appendRegistrationChanges(tr, Set.of(address));
+    }), promise);
   }
 
   /** Removes a registration of this node. */
