@@ -200,20 +200,7 @@ class CoordinationMainTest {
   void noDuplicateGaugeWarningAtStart() {
     Logger root = Logger.getLogger("");
     List<String> warnings = new CopyOnWriteArrayList<>();
-    Handler handler = new Handler() {
-      @Override
-      public void publish(LogRecord r) {
-        if (r.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) {
-          warnings.add(r.getLoggerName() + ": " + r.getMessage());
-        }
-      }
-
-      @Override
-      public void flush() {}
-
-      @Override
-      public void close() {}
-    };
+    Handler handler = warningsInto(warnings);
     root.addHandler(handler);
     Metrics metrics = new Metrics();
     Vertx vertx = CoordinationMain.createVertx(metrics);
@@ -237,20 +224,7 @@ class CoordinationMainTest {
   void noDuplicateGaugeWarningWithTwoHttpConnections() throws Exception {
     Logger root = Logger.getLogger("");
     List<String> warnings = new CopyOnWriteArrayList<>();
-    Handler handler = new Handler() {
-      @Override
-      public void publish(LogRecord r) {
-        if (r.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) {
-          warnings.add(r.getLoggerName() + ": " + r.getMessage());
-        }
-      }
-
-      @Override
-      public void flush() {}
-
-      @Override
-      public void close() {}
-    };
+    Handler handler = warningsInto(warnings);
     root.addHandler(handler);
     Metrics metrics = new Metrics();
     Vertx vertx = CoordinationMain.createVertx(metrics);
@@ -353,5 +327,23 @@ class CoordinationMainTest {
     } finally {
       p.destroyForcibly();
     }
+  }
+
+  /** A java.util.logging handler that adds every WARNING or worse to {@code warnings}. */
+  private static Handler warningsInto(List<String> warnings) {
+    return new Handler() {
+      @Override
+      public void publish(LogRecord r) {
+        if (r.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) {
+          warnings.add(r.getLoggerName() + ": " + r.getMessage());
+        }
+      }
+
+      @Override
+      public void flush() {}
+
+      @Override
+      public void close() {}
+    };
   }
 }
