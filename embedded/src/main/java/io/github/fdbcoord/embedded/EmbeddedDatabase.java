@@ -81,6 +81,33 @@ public final class EmbeddedDatabase implements Database {
   }
 
   /**
+   * Reads every block of every table file of a closed data directory's storage and checks its checksum: one
+   * line per damaged file, naming it and what RocksDB found (empty when nothing is damaged). The commit log
+   * is not read: every open checks its records. Reads only: the directory is left as it was.
+   *
+   * @throws IllegalStateException when the data directory is open (here or in another process)
+   * @throws IllegalArgumentException when {@code dataDirectory} holds no engine storage
+   * @throws java.io.UncheckedIOException when the storage cannot be opened for reading (the message says why)
+   */
+  public static java.util.List<String> verify(java.nio.file.Path dataDirectory) {
+    java.nio.file.Path storage = dataDirectory.resolve(io.github.fdbcoord.embedded.storage.RocksStorage.DIRECTORY);
+    if (!java.nio.file.Files.isDirectory(storage)) {
+      throw new IllegalArgumentException(dataDirectory + " is not a data directory of the embedded engine: it has no "
+          + io.github.fdbcoord.embedded.storage.RocksStorage.DIRECTORY + " subdirectory");
+    }
+    java.nio.file.Path lockFile = dataDirectory.resolve(io.github.fdbcoord.embedded.log.LogFormat.LOCK_FILE);
+    try (java.io.Closeable lock = io.github.fdbcoord.embedded.log.FileLayer.NIO.tryLock(lockFile)) {
+      if (lock == null) {
+        throw new IllegalStateException("data directory " + dataDirectory + " is in use (" + lockFile
+            + " is held): stop the service or the process that has it open, then verify it");
+      }
+      return io.github.fdbcoord.embedded.storage.RocksStorage.verifyTables(storage);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException("cannot verify the data directory " + dataDirectory + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
    * The transactions' executor when the options name none: fdb-java's own default, a cached pool of
    * daemon threads. Each hand-off wakes an idle thread (a durable commit's completion is one), which a
    * fork-join pool avoids, but a fork-join pool's workers run the tasks they submit themselves before
@@ -110,6 +137,16 @@ public final class EmbeddedDatabase implements Database {
    */
   public java.util.Optional<String> commitsHeldBecause() {
     return java.util.Optional.ofNullable(engine.lowOnSpace());
+  }
+
+  /**
+   * The damage found in the storage's files, or empty: the first damaged file a read, a write, the
+   * background scrub ({@link EmbeddedOptions#scrubInterval}) or {@link EmbeddedOptions#verifyChecksumsAtOpen}
+   * found, with RocksDB's description. Reads of damaged data fail with 1522 ({@code file_corrupt}); once
+   * damage is found it stays reported until the database is reopened (docs/embedded-durability.md).
+   */
+  public java.util.Optional<String> storageDamage() {
+    return java.util.Optional.ofNullable(engine.storageDamage());
   }
 
   @Override
@@ -364,7 +401,25 @@ public final class EmbeddedDatabase implements Database {
 
   @Override
   public CompletableFuture<byte[]> getClientStatus(Executor e) {
-    return CompletableFuture.completedFuture("{\"Healthy\":true,\"Engine\":\"embedded\"}".getBytes());
+    String damage = engine.storageDamage();
+    String status = damage == null ? "{\"Healthy\":true,\"Engine\":\"embedded\"}"
+        : "{\"Healthy\":false,\"Engine\":\"embedded\",\"StorageDamage\":" + jsonString(damage) + "}";
+    return CompletableFuture.completedFuture(status.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+  }
+
+  /** {@code text} as a JSON string (this module has no JSON library; the status holds this one string). */
+  private static String jsonString(String text) {
+    StringBuilder b = new StringBuilder("\"");
+    for (char c : text.toCharArray()) {
+      if (c == '"' || c == '\\') {
+        b.append('\\').append(c);
+      } else if (c < 0x20) {
+        b.append(String.format("\\u%04x", (int) c));
+      } else {
+        b.append(c);
+      }
+    }
+    return b.append('"').toString();
   }
 
   /** Waits for outstanding durable commits, fails pending watches, and releases the data directory. */

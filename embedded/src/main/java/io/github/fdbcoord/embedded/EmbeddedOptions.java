@@ -32,8 +32,17 @@ public final class EmbeddedOptions {
   private final long rowCacheBytes;
   private final long minFreeSpaceBytes;
   private final ApplyObserver applyObserver;
+  private final boolean verifyChecksumsAtOpen;
+  private final Duration scrubInterval;
+  private final long scrubBytesPerSecond;
+
+  /** The default of {@link #scrubBytesPerSecond()}: 16 MiB/s. */
+  public static final long DEFAULT_SCRUB_BYTES_PER_SECOND = 16L << 20;
 
   private EmbeddedOptions(Builder b) {
+    this.verifyChecksumsAtOpen = b.verifyChecksumsAtOpen;
+    this.scrubInterval = b.scrubInterval;
+    this.scrubBytesPerSecond = b.scrubBytesPerSecond;
     this.applyObserver = b.applyObserver;
     this.minFreeSpaceBytes = b.minFreeSpaceBytes;
     this.storageCacheBytes = b.storageCacheBytes;
@@ -132,6 +141,30 @@ public final class EmbeddedOptions {
     return storageDirectory != null ? storageDirectory : dataDirectory;
   }
 
+  /**
+   * Whether {@link EmbeddedDatabase#open} first reads every block of the storage's table files and checks its
+   * checksum, failing when one is damaged (naming each damaged file). Off by default: RocksDB checks a block
+   * when a read needs it, and a read of a damaged block fails with 1522; this finds damage before any read,
+   * at the cost of reading the whole storage (BENCHMARKS.md, "Storage integrity").
+   */
+  public boolean verifyChecksumsAtOpen() {
+    return verifyChecksumsAtOpen;
+  }
+
+  /**
+   * How often a background scrub reads every block of the storage's table files (durable mode), or
+   * {@link Duration#ZERO} (the default) for never. Damage it finds is reported as a read meeting it would be
+   * ({@link EmbeddedDatabase#storageDamage()}, logged once).
+   */
+  public Duration scrubInterval() {
+    return scrubInterval;
+  }
+
+  /** The most bytes per second the background scrub reads, on average over a file. */
+  public long scrubBytesPerSecond() {
+    return scrubBytesPerSecond;
+  }
+
   /** What the data directory's files are read and written through (tests put a non-durable file system here). */
   public FileLayer files() {
     return files;
@@ -141,7 +174,8 @@ public final class EmbeddedOptions {
   EngineConfig engineConfig() {
     return new EngineConfig(dataDirectory, dataDirectory == null ? null : storageDirectory(), files,
         readLatency.toNanos(), commitLatency.toNanos(), compactAfterLogBytes, storageCacheBytes,
-        storageWriteBufferBytes, rowCacheBytes, maxUnappliedBytes, minFreeSpaceBytes, applyObserver);
+        storageWriteBufferBytes, rowCacheBytes, maxUnappliedBytes, minFreeSpaceBytes, applyObserver,
+        verifyChecksumsAtOpen, scrubInterval.toNanos(), scrubBytesPerSecond);
   }
 
   /** Builds {@link EmbeddedOptions}; every setting has a default. */
@@ -159,8 +193,29 @@ public final class EmbeddedOptions {
     private long rowCacheBytes = 32L << 20;
     private long minFreeSpaceBytes = DEFAULT_MIN_FREE_SPACE_BYTES;
     private ApplyObserver applyObserver;
+    private boolean verifyChecksumsAtOpen;
+    private Duration scrubInterval = Duration.ZERO;
+    private long scrubBytesPerSecond = DEFAULT_SCRUB_BYTES_PER_SECOND;
 
     private Builder() {}
+
+    /** See {@link EmbeddedOptions#verifyChecksumsAtOpen()}. */
+    public Builder verifyChecksumsAtOpen(boolean verify) {
+      this.verifyChecksumsAtOpen = verify;
+      return this;
+    }
+
+    /** See {@link EmbeddedOptions#scrubInterval()}; {@link Duration#ZERO} turns the scrub off. */
+    public Builder scrubInterval(Duration interval) {
+      this.scrubInterval = requireNonNegative(interval, "scrubInterval");
+      return this;
+    }
+
+    /** See {@link EmbeddedOptions#scrubBytesPerSecond()}. */
+    public Builder scrubBytesPerSecond(long bytes) {
+      this.scrubBytesPerSecond = requirePositive(bytes, "scrubBytesPerSecond");
+      return this;
+    }
 
     public Builder dataDirectory(Path dir) {
       this.dataDirectory = dir;

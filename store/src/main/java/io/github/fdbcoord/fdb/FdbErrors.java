@@ -32,6 +32,13 @@ public final class FdbErrors {
   public static final int TRANSACTION_REJECTED_RANGE_LOCKED = 1231;
   public static final int OPERATION_CANCELLED = 1101;
   public static final int BROKEN_PROMISE = 1100;
+  /** A disk read or write failed (FoundationDB's {@code io_error}): the embedded engine's storage could not be read. */
+  public static final int IO_ERROR = 1510;
+  /**
+   * A data file is damaged (FoundationDB's {@code file_corrupt}, which its storage servers raise and its clients
+   * never see): the embedded engine found a RocksDB file of its storage corrupt (docs/embedded-durability.md).
+   */
+  public static final int FILE_CORRUPT = 1522;
   public static final int CLIENT_INVALID_OPERATION = 2000;
   public static final int COMMIT_READ_INCOMPLETE = 2002;
   public static final int KEY_OUTSIDE_LEGAL_RANGE = 2004;
@@ -84,6 +91,8 @@ public final class FdbErrors {
       case DATABASE_LOCKED: return "Database is locked";
       case CLUSTER_VERSION_CHANGED: return "The protocol version of the cluster has changed";
       case OPERATION_CANCELLED: return "Asynchronous operation cancelled";
+      case IO_ERROR: return "Disk i/o operation failed";
+      case FILE_CORRUPT: return "A structurally corrupt data file was detected";
       case CLIENT_INVALID_OPERATION: return "Invalid API call";
       case COMMIT_READ_INCOMPLETE: return "Commit with incomplete read";
       case KEY_OUTSIDE_LEGAL_RANGE: return "Key outside legal range";

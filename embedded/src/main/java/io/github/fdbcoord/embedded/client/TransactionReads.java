@@ -1,9 +1,11 @@
 package io.github.fdbcoord.embedded.client;
 
+import io.github.fdbcoord.embedded.engine.Engine;
 import io.github.fdbcoord.embedded.engine.Limits;
 import io.github.fdbcoord.embedded.engine.PendingWrite;
 import io.github.fdbcoord.embedded.engine.TransactionEngine;
 import io.github.fdbcoord.embedded.bytes.Bytes;
+import io.github.fdbcoord.embedded.storage.RocksStorage;
 import io.github.fdbcoord.embedded.storage.VersionedStore;
 
 import com.apple.foundationdb.FDBException;
@@ -69,6 +71,8 @@ final class TransactionReads {
   <T> CompletableFuture<T> fail(Throwable t) {
     if (t instanceof VersionedStore.TooOld) {
       t = FdbErrors.error(FdbErrors.TRANSACTION_TOO_OLD);
+    } else if (t instanceof RocksStorage.StorageFailure f) {
+      t = Engine.storageError(f);
     }
     long latency = engine.readLatencyNanos();
     if (latency == 0) {

@@ -39,7 +39,7 @@ public final class DurableStore {
     try {
       long started = System.nanoTime();
       storage = RocksStorage.open(config.storageDirectory(), config.storageCacheBytes(),
-          config.storageWriteBufferBytes(), config.rowCacheBytes());
+          config.storageWriteBufferBytes(), config.rowCacheBytes(), config.verifyChecksumsAtOpen());
       long durable = storage.durableVersion();
       Loader loader = new Loader(storage, dir);
       boolean manifestRequired = storage.logManifestRequired();
@@ -48,6 +48,8 @@ public final class DurableStore {
         // From now on a missing manifest is damage, not an older release's directory.
         storage.requireLogManifest();
       }
+      // The log accepted the storage's version: table files the MANIFEST did not list were a crash's leftovers.
+      storage.dropUnlistedTables();
       loader.finish(log.recoveredVersion());
       if (loader.records > 0 || loader.snapshotEntries > 0) {
         storage.flush();
@@ -58,8 +60,9 @@ public final class DurableStore {
           loader.records, loader.snapshotEntries));
       return new Engine(config, new VersionedStore(storage), log, log.recoveredVersion());
     } catch (IOException e) {
+      String unlisted = storage == null ? "" : storage.unlistedTablesNote();
       closeQuietly(log, storage);
-      throw new UncheckedIOException("cannot open the data directory " + dir + ": " + e.getMessage(), e);
+      throw new UncheckedIOException("cannot open the data directory " + dir + ": " + e.getMessage() + unlisted, e);
     } catch (RuntimeException | Error e) {
       closeQuietly(log, storage);
       throw e;

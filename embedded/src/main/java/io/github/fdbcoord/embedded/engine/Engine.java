@@ -4,6 +4,7 @@ import io.github.fdbcoord.embedded.log.CommitLog;
 import io.github.fdbcoord.embedded.log.LogRecordWriter;
 import io.github.fdbcoord.embedded.resolver.ConflictHistory;
 import io.github.fdbcoord.embedded.storage.RocksStorage;
+import io.github.fdbcoord.embedded.storage.StorageScrub;
 import io.github.fdbcoord.embedded.storage.VersionedStore;
 
 import com.apple.foundationdb.FDBException;
@@ -56,6 +57,8 @@ public final class Engine implements TransactionEngine, AutoCloseable {
   private final Applier applier;
   /** Durable mode only (else null). */
   private final DiskSpaceGate space;
+  /** Durable mode with a scrub interval only (else null). */
+  private final StorageScrub scrub;
   private final HeldCommits held = new HeldCommits(req -> commitNow(req, false));
   private final BooleanSupplier mayRelease = () -> !mustHold();
   private final BooleanSupplier releaseAll = () -> true;
@@ -95,9 +98,12 @@ public final class Engine implements TransactionEngine, AutoCloseable {
       space.check();
       applier = new Applier(this, commitLock, store, log, space, config);
       applier.start();
+      scrub = config.scrubIntervalNanos() > 0
+          ? new StorageScrub(storage, config.scrubIntervalNanos(), config.scrubBytesPerSecond()) : null;
     } else {
       space = null;
       applier = null;
+      scrub = null;
     }
   }
 
@@ -250,7 +256,14 @@ public final class Engine implements TransactionEngine, AutoCloseable {
           history.write(writes.get(i), writes.get(i + 1), version);
         }
         LogRecordWriter record = log == null ? null : new LogRecordWriter();
-        apply(req, prepared, version, record, fired);
+        try {
+          apply(req, prepared, version, record, fired);
+        } catch (RocksStorage.StorageFailure e) {
+          // A read of the storage (a range clear's keys, an atomic operation's value) failed halfway through
+          // the apply: the window holds part of a commit the log never will, so no later commit may follow.
+          stop("storage", e);
+          throw storageError(e);
+        }
         registerWatches(req.watches, fired);
         if (log == null) {
           visibleVersion = version;
@@ -311,6 +324,26 @@ public final class Engine implements TransactionEngine, AutoCloseable {
     }
     LOG.error("embedded engine stopped: its " + what + " failed", cause);
     releaseHeldCommits(false);
+  }
+
+  /**
+   * The error a read (or a commit) gets when the storage failed under it: 1522 ({@code file_corrupt}) when
+   * a file is damaged, else 1510 ({@code io_error}); neither is retryable, and the message names the file.
+   */
+  public static FDBException storageError(RocksStorage.StorageFailure failure) {
+    int code = failure.damaged() ? FdbErrors.FILE_CORRUPT : FdbErrors.IO_ERROR;
+    return new FDBException(FdbErrors.message(code) + ": " + failure.getMessage(), code);
+  }
+
+  /** Passes the background scrub completed (0 when it is off). */
+  public long scrubPasses() {
+    return scrub == null ? 0 : scrub.passes();
+  }
+
+  /** The first damage found in the storage's files (by a read, a write or the scrub), or null. */
+  public String storageDamage() {
+    RocksStorage.StorageFailure d = storage == null ? null : storage.damage();
+    return d == null ? null : d.getMessage();
   }
 
   private CompletableFuture<Void> appendToLog(long version, byte[] payload) {
@@ -518,6 +551,9 @@ public final class Engine implements TransactionEngine, AutoCloseable {
     pending.exceptionally(t -> null).join();
     watches.failAll();
     timer.shutdownNow();
+    if (scrub != null) {
+      scrub.close();
+    }
     if (applier != null) {
       applier.close();
     }

@@ -21,10 +21,14 @@ import java.util.Objects;
  * @param maxUnappliedBytes commits wait while more changes than this are not yet in the storage
  * @param minFreeSpaceBytes commits wait while a watched disk has less free space than this (0: off)
  * @param applyObserver test seam told of the applier's steps, or null
+ * @param verifyChecksumsAtOpen whether the storage's table files are verified before it opens
+ * @param scrubIntervalNanos how often the background scrub reads the whole storage (0: never)
+ * @param scrubBytesPerSecond the scrub's average read rate
  */
 public record EngineConfig(Path dataDirectory, Path storageDirectory, FileLayer files, long readLatencyNanos,
     long commitLatencyNanos, long compactAfterLogBytes, long storageCacheBytes, long storageWriteBufferBytes,
-    long rowCacheBytes, long maxUnappliedBytes, long minFreeSpaceBytes, ApplyObserver applyObserver) {
+    long rowCacheBytes, long maxUnappliedBytes, long minFreeSpaceBytes, ApplyObserver applyObserver,
+    boolean verifyChecksumsAtOpen, long scrubIntervalNanos, long scrubBytesPerSecond) {
 
   /** Checks that the durable mode's settings are complete. */
   public EngineConfig {

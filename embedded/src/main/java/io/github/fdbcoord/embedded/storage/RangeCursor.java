@@ -56,7 +56,7 @@ class RangeCursor implements AutoCloseable {
       stored.seekToLast();
     } else {
       stored.seekForPrev(end);
-      if (stored.isValid() && Bytes.compare(stored.key(), end) >= 0) {
+      if (base.valid(stored) && Bytes.compare(stored.key(), end) >= 0) {
         stored.prev();
       }
     }
@@ -65,7 +65,7 @@ class RangeCursor implements AutoCloseable {
 
   private void readStoredKey() {
     storedKey = null;
-    if (!stored.isValid()) {
+    if (!base.valid(stored)) {
       return;
     }
     byte[] k = stored.key();

@@ -11,6 +11,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.BloomFilter;
 import org.rocksdb.Cache;
@@ -23,10 +28,14 @@ import org.rocksdb.Filter;
 import org.rocksdb.FlushOptions;
 import org.rocksdb.IndexType;
 import org.rocksdb.LRUCache;
+import org.rocksdb.LiveFileMetaData;
+import org.rocksdb.Options;
 import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
+import org.rocksdb.SstFileReader;
+import org.rocksdb.Status;
 import org.rocksdb.WriteBatch;
 import org.rocksdb.WriteOptions;
 
@@ -73,10 +82,15 @@ public final class RocksStorage implements AutoCloseable {
   /** An apply up to this version may be visible to readers (set before RocksDB is written). */
   private volatile long applyingVersion;
   private volatile boolean closed;
+  /** The first damage found in the storage's files (by a read, a write or the scrub), or null. */
+  private final AtomicReference<StorageFailure> damage = new AtomicReference<>();
+  /** Table files the RocksDB MANIFEST did not list when the storage was opened (see {@link #open}). */
+  private final List<String> unlistedTables;
 
   private RocksStorage(Path dir, RocksDB db, ColumnFamilyHandle data, ColumnFamilyHandle meta,
-      List<AutoCloseable> resources, long durableVersion, long rowCacheBytes) {
+      List<AutoCloseable> resources, long durableVersion, long rowCacheBytes, List<String> unlistedTables) {
     this.dir = dir;
+    this.unlistedTables = unlistedTables;
     this.db = db;
     this.data = data;
     this.meta = meta;
@@ -88,11 +102,38 @@ public final class RocksStorage implements AutoCloseable {
     this.applyingVersion = durableVersion;
   }
 
-  /** Opens (creating if needed) the storage under {@code dataDirectory}. */
+  /** Opens (creating if needed) the storage under {@code dataDirectory}, without verifying its files first. */
   public static RocksStorage open(Path dataDirectory, long cacheBytes, long writeBufferBytes, long rowCacheBytes)
       throws IOException {
+    return open(dataDirectory, cacheBytes, writeBufferBytes, rowCacheBytes, false);
+  }
+
+  /**
+   * Opens (creating if needed) the storage under {@code dataDirectory}; with {@code verifyChecksums}, every
+   * block of every table file is read and checked first (RocksDB checks a data block only when it is read).
+   *
+   * <p>Failures are told apart by RocksDB's status code, never by words of its message: a directory open
+   * elsewhere fails with {@link IllegalStateException}, damage with an {@link IOException} naming the
+   * damaged file. Two kinds of damage RocksDB would turn into silent loss are refused before it opens: a
+   * missing {@code CURRENT} (RocksDB would start an empty database and delete the old one's files) and a
+   * {@code MANIFEST} that no longer lists table files of the directory (RocksDB deletes the unlisted files as
+   * obsolete): those are first linked into {@link #UNLISTED_DIRECTORY} of the data directory, so that the
+   * error that follows (the commit log finds the storage older than it must be) can say why, and nothing is
+   * lost. The copies go once the engine opened (after a crash, a flush's unfinished output is unlisted too).
+   */
+  public static RocksStorage open(Path dataDirectory, long cacheBytes, long writeBufferBytes, long rowCacheBytes,
+      boolean verifyChecksums) throws IOException {
     Path dir = dataDirectory.resolve(DIRECTORY);
     Files.createDirectories(dir);
+    refuseMissingCurrent(dir);
+    List<String> unlisted = keepUnlistedTables(dataDirectory, dir);
+    if (verifyChecksums) {
+      List<String> damaged = verifyTables(dir);
+      if (!damaged.isEmpty()) {
+        throw new IOException("the engine's storage " + dir + " is damaged (checksums verified at open): "
+            + String.join("; ", damaged));
+      }
+    }
     List<AutoCloseable> resources = new ArrayList<>();
     Cache cache = blockCache(cacheBytes);
     resources.add(cache);
@@ -124,25 +165,212 @@ public final class RocksStorage implements AutoCloseable {
       db = RocksDB.open(options, dir.toString(), families, handles);
     } catch (RocksDBException e) {
       closeAll(resources);
-      String message = String.valueOf(e.getMessage());
-      if (message.contains("lock") || message.contains("LOCK")) {
-        throw new IllegalStateException("data directory " + dataDirectory + " is in use: its storage " + dir
-            + " is open elsewhere (" + message + ")", e);
-      }
-      throw new IOException("cannot open the engine's storage " + dir + ": " + message, e);
+      throw openFailure(dataDirectory, dir, e);
     }
     try {
       byte[] recorded = db.get(handles.get(1), DURABLE_VERSION_KEY);
       long durable = recorded == null ? 0 : ByteBuffer.wrap(recorded).getLong();
       List<AutoCloseable> owned = new ArrayList<>(handles);
       owned.addAll(resources);
-      return new RocksStorage(dir, db, handles.get(0), handles.get(1), owned, durable, rowCacheBytes);
+      return new RocksStorage(dir, db, handles.get(0), handles.get(1), owned, durable, rowCacheBytes, unlisted);
     } catch (RocksDBException | RuntimeException e) {
       handles.forEach(ColumnFamilyHandle::close);
       db.close();
       closeAll(resources);
+      if (e instanceof RocksDBException r) {
+        throw openFailure(dataDirectory, dir, r);
+      }
       throw new IOException("cannot read the durable version of the engine's storage " + dir + ": " + e.getMessage(), e);
     }
+  }
+
+  /** Where table files the MANIFEST did not list are kept until the engine has opened (see {@link #open}). */
+  public static final String UNLISTED_DIRECTORY = "storage-unlisted";
+
+  /** RocksDB's lock file in its directory, held while a process has it open. */
+  private static final String ROCKSDB_LOCK_FILE = "LOCK";
+
+  private static IOException openFailure(Path dataDirectory, Path dir, RocksDBException e) {
+    Status status = e.getStatus();
+    Status.Code code = status == null ? null : status.getCode();
+    String state = stateOf(e);
+    if (code == Status.Code.IOError && state.contains(dir.resolve(ROCKSDB_LOCK_FILE).toString())) {
+      // RocksDB's lock is the only I/O error naming its LOCK file: another process (or this one) has it open.
+      throw new IllegalStateException("data directory " + dataDirectory + " is in use: its storage " + dir
+          + " is open elsewhere (" + state + ")", e);
+    }
+    if (code == Status.Code.Corruption) {
+      String file = namedFile(state);
+      return new IOException("the engine's storage " + dir + " is damaged" + (file != null ? ": " + file : "")
+          + " (RocksDB: " + state + ")", e);
+    }
+    return new IOException("cannot open the engine's storage " + dir + " (RocksDB " + code + "): " + state, e);
+  }
+
+  /**
+   * Fails when the storage has a MANIFEST or table files but no {@code CURRENT} (which names the live
+   * MANIFEST): RocksDB would take the directory for a new database.
+   */
+  private static void refuseMissingCurrent(Path dir) throws IOException {
+    if (Files.exists(dir.resolve("CURRENT"))) {
+      return;
+    }
+    List<String> left = new ArrayList<>();
+    try (var files = Files.list(dir)) {
+      files.map(p -> p.getFileName().toString())
+          .filter(n -> n.startsWith("MANIFEST-") || n.endsWith(".sst"))
+          .sorted()
+          .forEach(left::add);
+    }
+    if (!left.isEmpty()) {
+      throw new IOException("the engine's storage " + dir + " is damaged: its CURRENT file is missing, though it holds "
+          + String.join(", ", left) + " (CURRENT names the MANIFEST that lists the storage's files; restore the"
+          + " data directory from a backup)");
+    }
+  }
+
+  /**
+   * The table files of {@code dir} that its MANIFEST does not list, linked into {@link #UNLISTED_DIRECTORY}
+   * before RocksDB's open deletes them; empty when there are none (or no database yet).
+   */
+  private static List<String> keepUnlistedTables(Path dataDirectory, Path dir) throws IOException {
+    Set<String> present = tableFiles(dir);
+    if (present.isEmpty()) {
+      return List.of();
+    }
+    Set<String> listed = new TreeSet<>();
+    for (LiveFileMetaData f : readOnly(dir, db -> db.getLiveFilesMetaData())) {
+      listed.add(fileName(f.fileName()));
+    }
+    present.removeAll(listed);
+    if (present.isEmpty()) {
+      return List.of();
+    }
+    Path kept = dataDirectory.resolve(UNLISTED_DIRECTORY);
+    Files.createDirectories(kept);
+    for (String name : present) {
+      Files.deleteIfExists(kept.resolve(name));
+      Files.createLink(kept.resolve(name), dir.resolve(name));
+    }
+    return List.copyOf(present);
+  }
+
+  private static Set<String> tableFiles(Path dir) throws IOException {
+    Set<String> names = new TreeSet<>();
+    try (var files = Files.list(dir)) {
+      files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".sst")).forEach(names::add);
+    }
+    return names;
+  }
+
+  private static String fileName(String rocksName) {
+    return rocksName.startsWith("/") ? rocksName.substring(1) : rocksName;
+  }
+
+  /** What {@link #open} found unlisted, as a sentence for an error that follows it, or "" when nothing. */
+  public String unlistedTablesNote() {
+    if (unlistedTables.isEmpty()) {
+      return "";
+    }
+    return "; its RocksDB MANIFEST did not list the table files " + String.join(", ", unlistedTables) + " found in "
+        + dir + ", so the MANIFEST is damaged (cut or overwritten): copies are kept in "
+        + dir.resolveSibling(UNLISTED_DIRECTORY);
+  }
+
+  /** Drops the copies of unlisted table files once the engine opened: they were a crashed flush's leftovers. */
+  public void dropUnlistedTables() throws IOException {
+    if (unlistedTables.isEmpty()) {
+      return;
+    }
+    Path kept = dir.resolveSibling(UNLISTED_DIRECTORY);
+    for (String name : unlistedTables) {
+      Files.deleteIfExists(kept.resolve(name));
+    }
+    try (var left = Files.list(kept)) {
+      if (left.findAny().isEmpty()) {
+        Files.delete(kept);
+      }
+    }
+  }
+
+  /** Something done with a storage opened read-only (which neither deletes nor writes any file). */
+  private interface ReadOnlyUse<T> {
+    T apply(RocksDB db) throws RocksDBException, IOException;
+  }
+
+  private static <T> T readOnly(Path dir, ReadOnlyUse<T> use) throws IOException {
+    try (Options listing = new Options(); ColumnFamilyOptions family = new ColumnFamilyOptions();
+        DBOptions options = new DBOptions()) {
+      List<ColumnFamilyDescriptor> families = new ArrayList<>();
+      for (byte[] name : RocksDB.listColumnFamilies(listing, dir.toString())) {
+        families.add(new ColumnFamilyDescriptor(name, family));
+      }
+      List<ColumnFamilyHandle> handles = new ArrayList<>();
+      try (RocksDB db = RocksDB.openReadOnly(options, dir.toString(), families, handles)) {
+        try {
+          return use.apply(db);
+        } finally {
+          handles.forEach(ColumnFamilyHandle::close);
+        }
+      }
+    } catch (RocksDBException e) {
+      throw openFailure(dir.getParent(), dir, e);
+    }
+  }
+
+  /**
+   * Reads every block of every table file the storage in {@code dir} lists and checks its checksum: one line
+   * per damaged file, naming it (empty when none is). The storage must not be open for writing meanwhile.
+   */
+  public static List<String> verifyTables(Path dir) throws IOException {
+    List<String> files = readOnly(dir, db -> {
+      List<String> names = new ArrayList<>();
+      for (LiveFileMetaData f : db.getLiveFilesMetaData()) {
+        names.add(fileName(f.fileName()));
+      }
+      return names;
+    });
+    List<String> damaged = new ArrayList<>();
+    for (String name : new TreeSet<>(files)) {
+      String problem = verifyTable(dir.resolve(name));
+      if (problem != null) {
+        damaged.add(dir.resolve(name) + ": " + problem);
+      }
+    }
+    return damaged;
+  }
+
+  /**
+   * Why the table file {@code file} is damaged (RocksDB's description), or null when every block's checksum
+   * matches or the file is gone (a compaction deleted it since it was listed).
+   */
+  static String verifyTable(Path file) {
+    try (Options options = new Options(); SstFileReader reader = new SstFileReader(options)) {
+      reader.open(file.toString());
+      reader.verifyChecksum();
+      return null;
+    } catch (RocksDBException e) {
+      Status status = e.getStatus();
+      if (status != null && status.getCode() == Status.Code.IOError && !Files.exists(file)) {
+        return null;
+      }
+      return stateOf(e);
+    }
+  }
+
+  /** The table files the open storage lists now, with their sizes, for the scrub. */
+  java.util.Map<Path, Long> liveTables() {
+    java.util.Map<Path, Long> tables = new java.util.TreeMap<>();
+    for (LiveFileMetaData f : db.getLiveFilesMetaData()) {
+      tables.put(dir.resolve(fileName(f.fileName())), f.size());
+    }
+    return tables;
+  }
+
+  /** Records what the scrub found wrong with {@code file}, as a read that met it would. */
+  void reportDamagedTable(Path file, String problem) {
+    reportDamage(new StorageFailure("the engine's storage is damaged: " + file + " (scrubbing " + dir + ": " + problem
+        + ")", null, true, file.toString()));
   }
 
   /**
@@ -207,13 +435,72 @@ public final class RocksStorage implements AutoCloseable {
     try {
       return db.get(data, reads, key);
     } catch (RocksDBException e) {
-      throw new StorageFailure("reading " + dir + " failed: " + e.getMessage(), e);
+      throw failure("reading", e);
     }
   }
 
   /** An iterator over the stored keys; its view is fixed when it is created. The caller closes it. */
   RocksIterator iterator() {
     return db.newIterator(data, reads);
+  }
+
+  /**
+   * Whether {@code it} is on a key. An iterator also stops being valid when a read of the storage failed
+   * (a damaged block), which is not the end of the data: that fails here, as the read would have.
+   */
+  boolean valid(RocksIterator it) {
+    if (it.isValid()) {
+      return true;
+    }
+    try {
+      it.status();
+    } catch (RocksDBException e) {
+      throw failure("reading", e);
+    }
+    return false;
+  }
+
+  /**
+   * The failure {@code e} of {@code action} ("reading", "writing", ...), classified by RocksDB's status
+   * code; damage is also recorded as the storage's {@link #damage()}.
+   */
+  private StorageFailure failure(String action, RocksDBException e) {
+    Status status = e.getStatus();
+    String state = stateOf(e);
+    if (status != null && status.getCode() == Status.Code.Corruption) {
+      String file = namedFile(state);
+      StorageFailure f = new StorageFailure("the engine's storage is damaged" + (file != null ? ": " + file : "")
+          + " (" + action + " " + dir + ": " + state + ")", e, true, file);
+      reportDamage(f);
+      return f;
+    }
+    return new StorageFailure(action + " " + dir + " failed: " + state, e, false, null);
+  }
+
+  /** Records {@code found} as the storage's damage unless some was found before; logs it once. */
+  void reportDamage(StorageFailure found) {
+    if (damage.compareAndSet(null, found)) {
+      LOG.error("engine storage " + dir + ": " + found.getMessage() + ". Reads of the damaged data fail with error "
+          + "1522 (file_corrupt) until the data directory is restored from a backup; `verify` lists every damaged file");
+    }
+  }
+
+  /** The first damage found in the storage's files, or null while none was. */
+  public StorageFailure damage() {
+    return damage.get();
+  }
+
+  private static String stateOf(RocksDBException e) {
+    Status status = e.getStatus();
+    return status != null && status.getState() != null ? status.getState() : String.valueOf(e.getMessage());
+  }
+
+  private static final Pattern TABLE_FILE = Pattern.compile("[^\\s:]+\\.sst");
+
+  /** The table file a RocksDB status message names, or null. */
+  private static String namedFile(String state) {
+    Matcher m = TABLE_FILE.matcher(state);
+    return m.find() ? m.group() : null;
   }
 
   /** Fails with {@link VersionedStore.TooOld} when what a reader at {@code readVersion} just read may be newer. */
@@ -246,7 +533,7 @@ public final class RocksStorage implements AutoCloseable {
       }
       db.write(unlogged, b);
     } catch (RocksDBException e) {
-      throw new StorageFailure("writing " + dir + " failed: " + e.getMessage(), e);
+      throw failure("writing", e);
     } finally {
       if (rows != null) {
         rows.endApply(batch.keys, batch.anyRange);
@@ -264,7 +551,7 @@ public final class RocksStorage implements AutoCloseable {
     try {
       return db.get(meta, LOG_MANIFEST_KEY) != null;
     } catch (RocksDBException e) {
-      throw new StorageFailure("reading " + dir + " failed: " + e.getMessage(), e);
+      throw failure("reading", e);
     }
   }
 
@@ -273,7 +560,7 @@ public final class RocksStorage implements AutoCloseable {
     try (WriteOptions synced = new WriteOptions().setSync(true)) {
       db.put(meta, synced, LOG_MANIFEST_KEY, new byte[] {1});
     } catch (RocksDBException e) {
-      throw new StorageFailure("writing " + dir + " failed: " + e.getMessage(), e);
+      throw failure("writing", e);
     }
   }
 
@@ -282,7 +569,7 @@ public final class RocksStorage implements AutoCloseable {
     try (FlushOptions options = new FlushOptions().setWaitForFlush(true)) {
       db.flush(options, List.of(data, meta));
     } catch (RocksDBException e) {
-      throw new StorageFailure("flushing " + dir + " failed: " + e.getMessage(), e);
+      throw failure("flushing", e);
     }
   }
 
@@ -336,7 +623,7 @@ public final class RocksStorage implements AutoCloseable {
           keys.add(key);
         }
       } catch (RocksDBException e) {
-        throw new StorageFailure("batching a write for " + dir + " failed: " + e.getMessage(), e);
+        throw failure("batching a write for", e);
       }
     }
 
@@ -348,7 +635,7 @@ public final class RocksStorage implements AutoCloseable {
           keys.add(key);
         }
       } catch (RocksDBException e) {
-        throw new StorageFailure("batching a clear for " + dir + " failed: " + e.getMessage(), e);
+        throw failure("batching a clear for", e);
       }
     }
 
@@ -358,7 +645,7 @@ public final class RocksStorage implements AutoCloseable {
         batch.deleteRange(data, begin, end);
         anyRange = true;
       } catch (RocksDBException e) {
-        throw new StorageFailure("batching a range clear for " + dir + " failed: " + e.getMessage(), e);
+        throw failure("batching a range clear for", e);
       }
     }
 
@@ -372,10 +659,28 @@ public final class RocksStorage implements AutoCloseable {
     }
   }
 
-  /** The storage failed: the engine stops, as a storage server that cannot write does. */
-  static final class StorageFailure extends RuntimeException {
-    StorageFailure(String message, Throwable cause) {
+  /**
+   * The storage failed: a failed write stops the engine, as a storage server that cannot write does; a failed
+   * read fails that read (1522 when the storage is damaged, else 1510).
+   */
+  public static final class StorageFailure extends RuntimeException {
+    private final boolean damaged;
+    private final String file;
+
+    StorageFailure(String message, Throwable cause, boolean damaged, String file) {
       super(message, cause);
+      this.damaged = damaged;
+      this.file = file;
+    }
+
+    /** Whether RocksDB found a file damaged (its status was Corruption), rather than failing to read or write. */
+    public boolean damaged() {
+      return damaged;
+    }
+
+    /** The damaged file RocksDB named, or null. */
+    public String file() {
+      return file;
     }
   }
 }

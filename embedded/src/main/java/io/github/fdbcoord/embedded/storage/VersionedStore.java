@@ -448,7 +448,7 @@ public final class VersionedStore implements AutoCloseable {
     }
     List<byte[]> stored = new java.util.ArrayList<>();
     try (org.rocksdb.RocksIterator it = base.iterator()) {
-      for (it.seek(begin); it.isValid() && stored.size() <= MATERIALIZED_CLEAR_LIMIT; it.next()) {
+      for (it.seek(begin); base.valid(it) && stored.size() <= MATERIALIZED_CLEAR_LIMIT; it.next()) {
         byte[] key = it.key();
         if (Bytes.compare(key, end) >= 0) {
           break;
