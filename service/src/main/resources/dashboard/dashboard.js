@@ -21,9 +21,12 @@
     subscribed: new Set(),   // mutexes the server confirmed
     requested: new Set(),    // mutexes asked for on this connection
     watched: [],             // mutexes the operator pinned (search box), in order
-    timelines: new Map(),    // mutex -> events seen since the page loaded, in sequence order
+    timelines: new Map(),    // mutex -> events (and gaps) since the page opened, in sequence order
+    lastSequence: new Map(), // mutex -> sequence of the newest event received: where a resubscription resumes
+    since: null,             // the event log's position when the page opened: every timeline starts there
+    outage: null,            // Date of the first failed request of an outage, while the service is unreachable
     inspected: new Map(),    // mutex -> {data, at} from /mutexes/{name}/inspect
-    held: { after: [null], index: 0, names: [], next: null },
+    held: { after: [null], index: 0, names: [], next: null, read: false },
     namespaces: { all: [], page: 0, selected: null, stats: new Map() },
     strings: { after: ['0'], index: 0, next: null },
     metrics: { previous: null, series: { http: [], bus: [], p50: [], p99: [], locks: [] } },
@@ -105,6 +108,9 @@
 
   class Unauthorized extends Error {}
 
+  /** The request never got an answer: the service (or the network to it) is down. */
+  class Unreachable extends Error {}
+
   async function api(path, options = {}) {
     if (app.loginShown) throw new Unauthorized('not signed in');
     const headers = { Accept: options.text ? 'text/plain' : 'application/json' };
@@ -114,7 +120,14 @@
       body = JSON.stringify(options.body);
       headers['Content-Type'] = 'application/json';
     }
-    const response = await fetch(path, { method: options.method || 'GET', headers, body, cache: 'no-store' });
+    let response;
+    try {
+      response = await fetch(path, { method: options.method || 'GET', headers, body, cache: 'no-store' });
+    } catch (e) {
+      outageBegins(e);
+      throw new Unreachable(`service unreachable (${e.message})`);
+    }
+    if (app.outage) outageEnds();
     if (response.status === 401) {
       showLogin(app.token ? 'The token was refused: enter the right one.' : 'This service requires a bearer token.');
       throw new Unauthorized('unauthorized');
@@ -157,14 +170,41 @@
     start();
   }
 
-  /** Runs an async view action; errors go to the view's error line (401 is the login's business). */
+  /**
+   * Runs an async view action; errors go to the view's error line (401 is the login's business, an
+   * unreachable service the outage banner's).
+   */
   async function guarded(view, action) {
     try {
       await action();
       showError(view, null);
     } catch (e) {
-      if (!(e instanceof Unauthorized)) showError(view, e);
+      if (e instanceof Unreachable) showError(view, null);
+      else if (!(e instanceof Unauthorized)) showError(view, e);
     }
+  }
+
+  // ---------------------------------------------------------------- outage
+
+  function outageBegins(error) {
+    if (!app.outage) app.outage = new Date();
+    const banner = $('#outage');
+    banner.textContent = `Service unreachable since ${clock(app.outage)}, retrying every 2 s. `
+      + 'What the page shows is as last read before then.';
+    banner.title = error.message;
+    banner.hidden = false;
+    document.body.classList.add('outage');
+    renderHeld();
+  }
+
+  function outageEnds() {
+    app.outage = null;
+    $('#outage').hidden = true;
+    $('#outage').textContent = '';
+    document.body.classList.remove('outage');
+    // Back at once rather than at the socket's next back-off step; the current view reads again.
+    if (app.started && !app.loginShown && (!app.socket || app.socket.readyState > WebSocket.OPEN)) connectSocket();
+    if (app.started && app.view) setTimeout(() => guarded(app.view, views[app.view].show), 0);
   }
 
   function setConnection(text) {
@@ -220,8 +260,11 @@
   async function start() {
     try {
       await api('/nodes');   // also the probe that asks for a token when one is needed
+      // Where every timeline starts: the events of any mutex logged after this, whenever the page
+      // learns the mutex's name, come from the store's event log (docs/dashboard.md).
+      if (!app.since) app.since = (await api('/events/position')).position;
     } catch (e) {
-      if (!(e instanceof Unauthorized)) setConnection('Service unreachable: ' + e.message);
+      if (!(e instanceof Unauthorized)) setConnection('Live events: not connected');
       if (!(e instanceof Unauthorized)) setTimeout(start, 2000);
       return;
     }
@@ -269,7 +312,12 @@
     if (socket) socket.close();
   }
 
-  /** Subscribes to the watched mutexes and those on the held page; drops the others. */
+  /**
+   * Subscribes to the watched mutexes and those on the held page; drops the others. A subscription
+   * resumes after the newest event the page has of the mutex, or replays from the page's opening
+   * position: the server sends what was logged meanwhile before the live events, so a mutex
+   * subscribed late, or dropped and taken again, has no hole in its timeline (or an explicit gap).
+   */
   function syncSubscriptions() {
     const socket = app.socket;
     if (!socket || socket.readyState !== WebSocket.OPEN) return;
@@ -282,7 +330,11 @@
     }
     if (add.length) {
       add.forEach(n => app.requested.add(n));
-      socket.send(JSON.stringify({ subscribe: add }));
+      const after = {};
+      add.forEach(n => { if (app.lastSequence.has(n)) after[n] = app.lastSequence.get(n); });
+      const message = { subscribe: add, after };
+      if (app.since) message.since = app.since;
+      socket.send(JSON.stringify(message));
     }
   }
 
@@ -292,23 +344,37 @@
       markWatchedLive();
     } else if (msg.type === 'lock') {
       recordEvent(msg);
+    } else if (msg.type === 'gap') {
+      recordGap(msg);
     } else if (msg.type === 'error') {
       showError('mutexes', new Error('live events: ' + msg.message));
     }
   }
 
   function recordEvent(msg) {
-    const events = app.timelines.get(msg.mutex) || [];
-    if (events.some(e => e.sequence === msg.sequence)) return;
-    events.push({ ...msg, receivedAt: new Date() });
-    events.sort((a, b) => (a.sequence < b.sequence ? -1 : a.sequence > b.sequence ? 1 : 0));
-    while (events.length > TIMELINE_MAX) events.shift();
-    app.timelines.set(msg.mutex, events);
-    renderTimeline(msg.mutex);
+    const last = app.lastSequence.get(msg.mutex);
+    if (!last || msg.sequence > last) app.lastSequence.set(msg.mutex, msg.sequence);
+    addToTimeline(msg.mutex, { ...msg, receivedAt: new Date() });
     if (app.view === 'mutexes') {
       guarded('mutexes', () => inspect(msg.mutex));
       reloadHeldSoon();
     }
+  }
+
+  /** Events after {@code msg.after} may be missing: marked in the timeline where they would be. */
+  function recordGap(msg) {
+    // Sorts after the position (20 hex digits) and before every later sequence.
+    addToTimeline(msg.mutex, { gap: true, mutex: msg.mutex, after: msg.after, sequence: msg.after + '~', receivedAt: new Date() });
+  }
+
+  function addToTimeline(mutex, entry) {
+    const events = app.timelines.get(mutex) || [];
+    if (events.some(e => e.sequence === entry.sequence)) return;
+    events.push(entry);
+    events.sort((a, b) => (a.sequence < b.sequence ? -1 : a.sequence > b.sequence ? 1 : 0));
+    while (events.length > TIMELINE_MAX) events.shift();
+    app.timelines.set(mutex, events);
+    renderTimeline(mutex);
   }
 
   /** One read of the held list for a burst of events. */
@@ -344,11 +410,19 @@
   async function loadHeld() {
     const held = app.held;
     const after = held.after[held.index];
-    const page = await api(`/mutexes?limit=${HELD_PAGE}` + (after ? `&after=${enc(after)}` : ''));
-    held.names = page.names;
-    held.next = page.nextAfter;
-    await Promise.all(held.names.map(n => api(`/mutexes/${enc(n)}/inspect`)
-      .then(data => app.inspected.set(n, { data, at: performance.now() }))));
+    try {
+      const page = await api(`/mutexes?limit=${HELD_PAGE}` + (after ? `&after=${enc(after)}` : ''));
+      held.names = page.names;
+      held.next = page.nextAfter;
+      await Promise.all(held.names.map(n => api(`/mutexes/${enc(n)}/inspect`)
+        .then(data => app.inspected.set(n, { data, at: performance.now() }))));
+      held.read = true;
+    } catch (e) {
+      // What could not be read is not shown as empty: the list says it was not read.
+      held.read = false;
+      renderHeld();
+      throw e;
+    }
     renderHeld();
     syncSubscriptions();
   }
@@ -358,8 +432,8 @@
     const filter = $('#mutex-search').value.trim();
     const tbody = $('#held-table tbody');
     tbody.replaceChildren();
-    for (const name of held.names) {
-      if (filter && !name.includes(filter)) continue;
+    const matching = filter ? held.names.filter(name => name.includes(filter)) : held.names;
+    for (const name of matching) {
       const info = app.inspected.get(name);
       const d = info ? info.data : {};
       const owner = d.owner || {};
@@ -372,8 +446,14 @@
         h('td', { class: 'num', 'data-clock': 'lease', 'data-mutex': name }, info ? duration(aged(info, 'leaseLeftMs', -1)) : '—'),
         h('td', {}, queue.length ? h('ol', { class: 'queue' }, queue.map(q => h('li', {}, q))) : 'empty')));
     }
-    $('#held-empty').hidden = held.names.length > 0;
-    $('#held-page').textContent = `(page ${held.index + 1}, ${held.names.length} shown)`;
+    $('#held-empty').hidden = !held.read || app.outage !== null || held.names.length > 0;
+    const page = `page ${held.index + 1}, ${held.names.length} held on it${held.next ? ', more on the next' : ''}`;
+    $('#held-page').textContent = !held.read
+      ? (app.outage ? '(not read: the service is unreachable)' : '(not read)')
+      : `(${page}${app.outage ? '; as last read, the service is unreachable now' : ''})`;
+    $('#held-filter').hidden = !filter;
+    $('#held-filter-text').textContent = filter
+      ? `${matching.length} of the ${held.names.length} held mutexes on this page match “${filter}”.` : '';
     $('#held-prev').disabled = held.index === 0;
     $('#held-next').disabled = !held.next;
   }
@@ -409,7 +489,7 @@
           h('span', { class: 'live muted' }),
           h('button', { type: 'button', onclick: () => unwatch(name) }, 'Stop watching')),
         h('dl', { class: 'facts' }),
-        h('h4', {}, 'Timeline (events since this page opened, oldest first)'),
+        h('h4', {}, 'Timeline (every event since this page opened, from the store\'s event log; oldest first)'),
         h('ol', { class: 'timeline' }));
       container.prepend(card);
     }
@@ -450,13 +530,17 @@
     const version = events.map(e => e.sequence).join(',');
     if (list.dataset.version === version && list.childElementCount > 0) return;   // unchanged: keep the nodes
     list.dataset.version = version;
-    list.replaceChildren(...events.map(e => h('li', {
+    list.replaceChildren(...events.map(e => (e.gap ? h('li', { class: 'gap', 'data-gap': e.after },
+      h('span', { class: 'mono' }, clock(e.receivedAt)), ' ',
+      h('span', { class: 'type' }, 'GAP'), ' ',
+      'events after this point may be missing: the store\'s event log no longer holds them all '
+      + '(it keeps mutex.eventRetentionMs)') : h('li', {
       'data-event': e.event, 'data-owner': e.owner || '', 'data-token': e.token || '',
       'data-previous-owner': e.previousOwner || '', 'data-sequence': e.sequence,
     },
     h('span', { class: 'mono' }, clock(e.receivedAt)), ' ',
     h('span', { class: 'type' }, e.event), ' ',
-    describeEvent(e))));
+    describeEvent(e)))));
     if (!events.length) list.append(h('li', { class: 'muted' }, 'No event yet.'));
   }
 
@@ -484,11 +568,27 @@
 
   // ---------------------------------------------------------------- Cluster
 
+  /** A node's state in words (the symbol only repeats them): up, a live member, or down. */
+  function nodeStatus(n) {
+    if (n.status === 'UP') return h('span', { class: 'node-state up' }, '▲ UP');
+    if (n.status === 'MEMBER') {
+      return h('span', { class: 'node-state member', title: 'listed by the cluster manager as a live node; its own '
+        + 'health is on its own /nodes' }, '● live member');
+    }
+    return h('span', { class: 'node-state down' }, `▼ ${n.status}`);
+  }
+
   async function refreshNodes() {
     const { nodes } = await api('/nodes');
-    $('#nodes-table tbody').replaceChildren(...nodes.map(n => h('tr', { 'data-node': n.id },
+    const self = nodes.find(n => n.self);
+    const others = nodes.length - 1;
+    $('#cluster-summary').textContent = !self || !self.clustered
+      ? 'This node alone: it is not clustered.'
+      : `${nodes.length} nodes in the Vert.x cluster: this node and ${others} other live member${others === 1 ? '' : 's'} `
+        + '(as its cluster manager lists them).';
+    $('#nodes-table tbody').replaceChildren(...nodes.map(n => h('tr', { 'data-node': n.id, 'data-status': n.status },
       h('td', { class: 'mono' }, n.id, n.self ? ' (this node)' : ''),
-      h('td', {}, n.status === 'UP' ? '▲ UP' : `▼ ${n.status}`, n.error ? ` — ${n.error}` : ''),
+      h('td', {}, nodeStatus(n), n.error ? ` — ${n.error}` : ''),
       h('td', { class: 'num' }, duration(n.uptimeMs)),
       h('td', {}, n.store || '—', n.storeWriteMs !== null && n.storeWriteMs !== undefined ? ` (write ${number(n.storeWriteMs, 1)} ms)` : ''),
       h('td', { class: 'mono' }, n.http || '—'),
@@ -853,6 +953,11 @@
     window.addEventListener('hashchange', showView);
     $('#mutex-search-form').addEventListener('submit', e => { e.preventDefault(); watch($('#mutex-search').value); });
     $('#mutex-search').addEventListener('input', renderHeld);
+    $('#held-filter-clear').addEventListener('click', () => {
+      $('#mutex-search').value = '';
+      renderHeld();
+      $('#mutex-search').focus();
+    });
     $('#held-prev').addEventListener('click', () => {
       app.held.index = Math.max(0, app.held.index - 1);
       guarded('mutexes', loadHeld);

@@ -32,10 +32,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -68,6 +74,18 @@ class LegacyDirectoryMigrationTest {
   private static final int HALTED = 77;
 
   private Path tmp;
+  /** RocksDB's native library, extracted once for every child (see {@link ChildJvm#shortLivedOptions}). */
+  private static Path nativeLibrary;
+
+  @BeforeAll
+  static void extractNativeLibrary() throws IOException {
+    nativeLibrary = ChildJvm.extractRocksDbLibrary(Files.createTempDirectory("legacy-migration-native-"));
+  }
+
+  @AfterAll
+  static void removeNativeLibrary() throws IOException {
+    removeTree(nativeLibrary);
+  }
 
   @BeforeEach
   void createDir() throws IOException {
@@ -76,10 +94,14 @@ class LegacyDirectoryMigrationTest {
 
   @AfterEach
   void removeDir() throws IOException {
-    if (tmp == null) {
+    removeTree(tmp);
+  }
+
+  private static void removeTree(Path root) throws IOException {
+    if (root == null) {
       return;
     }
-    try (Stream<Path> s = Files.walk(tmp)) {
+    try (Stream<Path> s = Files.walk(root)) {
       for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
         Files.deleteIfExists(p);
       }
@@ -506,7 +528,8 @@ class LegacyDirectoryMigrationTest {
     List<String> childArgs = new ArrayList<>(List.of(dir.toString()));
     childArgs.addAll(List.of(args));
     Path childTmp = Files.createDirectories(dir.resolveSibling(dir.getFileName() + "-jvm"));
-    List<String> command = ChildJvm.command(childTmp, "256m", Child.class, childArgs.toArray(String[]::new));
+    List<String> command = ChildJvm.command(childTmp, "256m", ChildJvm.shortLivedOptions(nativeLibrary), Child.class,
+        childArgs.toArray(String[]::new));
     Process child = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     Thread reader = new Thread(() -> {
@@ -546,19 +569,39 @@ class LegacyDirectoryMigrationTest {
   @ValueSource(strings = {"snapshot-format-closed", "snapshot-format-halted"})
   void aCrashDuringTheMigrationLosesNothing(String name) throws Exception {
     Path fixture = fixture(name);
-    ChildResult afterOpen = crashAndCheck(fixture, tmp.resolve("after-open"), "after-open");
-    assertTrue(afterOpen.out().contains("OPENED"), afterOpen.out());
-    // A halt from another thread lands wherever the open is (opening RocksDB takes most of it).
-    crashAndCheck(fixture, tmp.resolve("timer-20"), "timer", "20");
-    // A child that halts at no operation counts the write-side operations of the open.
-    ChildResult counted = crashAndCheck(fixture, tmp.resolve("op-count"), "op", Integer.toString(Integer.MAX_VALUE));
-    int ops = Integer.parseInt(counted.out().lines().filter(l -> l.startsWith("OPS ")).findFirst()
-        .orElseThrow(() -> new AssertionError("no OPS line: " + counted.out())).substring(4).trim());
-    assertTrue(ops > 3, "the open made only " + ops + " write-side file operations");
+    // Each crash is a child and a copy of its own: two at a time, as one child and one check of the
+    // directory it left each use about one core.
+    ExecutorService crashes = Executors.newFixedThreadPool(2);
+    try {
+      Future<ChildResult> afterOpen = crashes.submit(() -> crashAndCheck(fixture, tmp.resolve("after-open"), "after-open"));
+      // A halt from another thread lands wherever the open is (opening RocksDB takes most of it).
+      Future<ChildResult> timer = crashes.submit(() -> crashAndCheck(fixture, tmp.resolve("timer-20"), "timer", "20"));
+      // A child that halts at no operation counts the write-side operations of the open.
+      ChildResult counted = crashAndCheck(fixture, tmp.resolve("op-count"), "op", Integer.toString(Integer.MAX_VALUE));
+      assertTrue(afterOpen.get().out().contains("OPENED"), afterOpen.get().out());
+      timer.get();
+      int ops = Integer.parseInt(counted.out().lines().filter(l -> l.startsWith("OPS ")).findFirst()
+          .orElseThrow(() -> new AssertionError("no OPS line: " + counted.out())).substring(4).trim());
+      assertTrue(ops > 3, "the open made only " + ops + " write-side file operations");
+      List<Future<ChildResult>> each = new ArrayList<>();
+      for (int n = 1; n <= ops; n++) {
+        String at = Integer.toString(n);
+        each.add(crashes.submit(() -> crashAndCheck(fixture, tmp.resolve("op-" + at), "op", at)));
+      }
+      checkEveryCrash(name, ops, each);
+    } catch (ExecutionException e) {
+      throw e.getCause() instanceof Error ? (Error) e.getCause() : new AssertionError(e.getCause());
+    } finally {
+      crashes.shutdownNow();
+      crashes.awaitTermination(2, TimeUnit.MINUTES);
+    }
+  }
+
+  private static void checkEveryCrash(String name, int ops, List<Future<ChildResult>> each) throws Exception {
     int haltedInOpen = 0;
     List<String> leftovers = new ArrayList<>();
     for (int n = 1; n <= ops; n++) {
-      ChildResult r = crashAndCheck(fixture, tmp.resolve("op-" + n), "op", Integer.toString(n));
+      ChildResult r = each.get(n - 1).get();
       if (!r.out().contains("OPENED")) {
         haltedInOpen++;
       }

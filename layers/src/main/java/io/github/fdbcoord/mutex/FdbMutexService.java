@@ -43,6 +43,7 @@ final class FdbMutexService implements MutexService {
   final Executor executor;
   final ScheduledExecutorService scheduler;
   private final MutexOptions options;
+  private final long retentionVersions;
   private final boolean ownsScheduler;
   private final ConcurrentHashMap<String, OwnershipWatcher> watchers = new ConcurrentHashMap<>();
   private final Set<HeartbeatingHandle> handles = ConcurrentHashMap.newKeySet();
@@ -65,8 +66,8 @@ final class FdbMutexService implements MutexService {
       return t;
     }) : options.scheduler();
     this.incarnation = new Incarnation(options.hostId(), java.util.UUID.randomUUID().toString());
-    this.transitions = new MutexTransitions(schema, executor, incarnation,
-        options.eventRetention().toMillis() * (VERSIONS_PER_SECOND / 1000));
+    this.retentionVersions = options.eventRetention().toMillis() * (VERSIONS_PER_SECOND / 1000);
+    this.transitions = new MutexTransitions(schema, executor, incarnation, retentionVersions);
     this.ownerRemoval = new OwnerRemoval(schema, transitions, executor);
     this.reaper = options.reaperEnabled() ? new MutexReaper(this, options.lease(), options.reaperInterval()) : null;
     if (reaper != null) {
@@ -234,6 +235,40 @@ final class FdbMutexService implements MutexService {
       throw new IllegalArgumentException("limit must be between 1 and 10000, got " + limit);
     }
     return unwrapped(db.readAsync(tr -> schema.readEventsFrom(tr, name, from, limit, executor), executor));
+  }
+
+  @Override
+  public CompletableFuture<FencingToken> currentPosition() {
+    return unwrapped(db.readAsync(tr -> tr.getReadVersion().thenApply(FdbMutexService::positionAfter), executor));
+  }
+
+  /**
+   * The position after every commit at or below {@code version}: the versionstamp with batch order
+   * 0xFFFF, which no transaction's commit gets (a batch never holds that many), so no event is equal to it.
+   */
+  private static FencingToken positionAfter(long version) {
+    return FencingToken.of(java.nio.ByteBuffer.allocate(FencingToken.LENGTH).putLong(version).putShort((short) 0xFFFF)
+        .array());
+  }
+
+  @Override
+  public CompletableFuture<EventLogRead> eventsSince(String name, FencingToken position, int limit) {
+    checkName(name, "mutex name");
+    if (position == null) {
+      throw new IllegalArgumentException("position must not be null");
+    }
+    if (limit < 1 || limit > 10_000) {
+      throw new IllegalArgumentException("limit must be between 1 and 10000, got " + limit);
+    }
+    // The events and the read version in one transaction: every trim this read sees cut below its
+    // own read version minus the retention, so a position at or above that lost nothing.
+    return unwrapped(db.readAsync(tr -> schema.readEventsFrom(tr, name, position, limit + 1, executor)
+        .thenCombine(tr.getReadVersion(), (events, readVersion) -> {
+          java.util.List<LockEvent> newer = events.stream().filter(e -> e.sequence().isNewerThan(position))
+              .limit(limit).toList();
+          long since = position.commitVersion();
+          return new EventLogRead(newer, since <= readVersion && since >= readVersion - retentionVersions);
+        }), executor));
   }
 
   @Override

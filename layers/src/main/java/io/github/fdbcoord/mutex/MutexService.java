@@ -131,6 +131,21 @@ public interface MutexService extends AutoCloseable {
    */
   CompletableFuture<java.util.List<LockEvent>> events(String name, FencingToken from, int limit);
 
+  /**
+   * The event log's current position: every lock event committed after this completes has a newer
+   * sequence, and none committed before it has. A reader that keeps it can later ask for every event
+   * since with {@link #eventsSince}, without having known the mutex's name at the time.
+   */
+  CompletableFuture<FencingToken> currentPosition();
+
+  /**
+   * Up to {@code limit} (1 to 10,000) events of the mutex's log newer than {@code position} (a
+   * {@link #currentPosition} or an event's sequence), oldest first, read in one transaction with
+   * whether they are all that were logged since: not when {@code position} is older than {@link
+   * MutexOptions#eventRetention()} allows the log to keep, or newer than this store's current version.
+   */
+  CompletableFuture<EventLogRead> eventsSince(String name, FencingToken position, int limit);
+
   /** The newest event of the mutex's log, if any is retained. */
   CompletableFuture<java.util.Optional<LockEvent>> latestEvent(String name);
 

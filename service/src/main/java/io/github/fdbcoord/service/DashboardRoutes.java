@@ -24,7 +24,7 @@ import java.util.function.Supplier;
 /**
  * The dashboard (docs/dashboard.md): its static files under {@code /dashboard/}, {@code GET /}
  * redirecting there, and the read-only routes only the dashboard needed ({@code /nodes},
- * interner stats and pages, mutex inspection). Mounted by {@link HttpVerticle}.
+ * interner stats and pages, mutex inspection, the event log's position). Mounted by {@link HttpVerticle}.
  *
  * <p>The static files are public: a browser's navigation cannot carry a bearer token, and they hold
  * no data; everything they show comes from routes that need the token. A browser's WebSocket cannot
@@ -91,6 +91,8 @@ final class DashboardRoutes {
         forward.to(ctx, client.internerAddress(), InternerWire.LIST, body, 200);
       }
     });
+    router.get("/events/position").handler(ctx -> forward.to(ctx, client.mutexAddress(), MutexWire.POSITION,
+        new JsonObject(), 200));
     router.get("/mutexes/:name/inspect").handler(ctx -> forward.to(ctx, client.mutexAddress(), MutexWire.INSPECT,
         new JsonObject().put("name", ctx.pathParam("name")), 200));
   }

@@ -60,10 +60,11 @@ final class MutexEventPublisher {
 
   /**
    * The {@code watch} action: starts or renews {@code watcher}'s watch of {@code name} and answers
-   * with the replay since {@code after} (null: the newest sequence), the lease and the address.
+   * with the replay since {@code after} (an event's sequence) or {@code since} (a position; both
+   * null: the newest sequence), the lease and the address.
    */
-  Future<JsonObject> watch(String name, String watcher, FencingToken after) {
-    return subscribe(name, watcher).compose(v -> replay(name, after))
+  Future<JsonObject> watch(String name, String watcher, FencingToken after, FencingToken since) {
+    return subscribe(name, watcher).compose(v -> since != null ? replaySince(name, since) : replay(name, after))
         .map(reply -> reply.put("name", name).put("leaseMs", watchLease.toMillis())
             .put("address", WireProtocol.mutexEventsAddress(addressPrefix, name)));
   }
@@ -139,6 +140,19 @@ final class MutexEventPublisher {
       JsonArray out = new JsonArray();
       missed.stream().limit(MAX_REPLAY - 1).forEach(e -> out.add(MutexWire.event(e)));
       return new JsonObject().put("events", out).put("gap", gap);
+    });
+  }
+
+  /**
+   * The replay since a {@code position} (of the {@code position} action, or an event's sequence):
+   * every event after it, and a gap when the log may no longer hold them all (older than the
+   * retention, or a position of another store) or more were logged than one reply carries.
+   */
+  private Future<JsonObject> replaySince(String name, FencingToken position) {
+    return store(() -> mutexes.eventsSince(name, position, MAX_REPLAY)).map(read -> {
+      JsonArray out = new JsonArray();
+      read.events().stream().limit(MAX_REPLAY - 1).forEach(e -> out.add(MutexWire.event(e)));
+      return new JsonObject().put("events", out).put("gap", !read.complete() || read.events().size() > MAX_REPLAY - 1);
     });
   }
 

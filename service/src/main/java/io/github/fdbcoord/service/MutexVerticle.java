@@ -191,8 +191,14 @@ public final class MutexVerticle extends LayerVerticle {
       String name = name(body);
       String watcher = Requests.optionalString(body, "watcher");
       FencingToken after = sequence(body, "after");
-      return events.watch(name, watcher == null ? "" : watcher, after);
+      FencingToken since = sequence(body, "since");
+      if (after != null && since != null) {
+        throw FailureCodes.badRequest("give 'after' (an event's sequence) or 'since' (a position), not both");
+      }
+      return events.watch(name, watcher == null ? "" : watcher, after, since);
     });
+    action(MutexWire.POSITION, body -> store(mutexes::currentPosition)
+        .map(p -> new JsonObject().put("position", p.toString())));
   }
 
   /**

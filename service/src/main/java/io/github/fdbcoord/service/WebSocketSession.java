@@ -30,6 +30,10 @@ import java.util.Map;
  * the mutex's event log before the live ones, or, when the log no longer holds that point (trimmed
  * after {@code mutex.eventRetentionMs}, or another store), a {@code {"type": "gap", "mutex", "after"}}
  * message says that events were missed before those that follow.
+ *
+ * <p>{@code "since": "<position>"} (of {@code GET /events/position}, taken before the client knew
+ * which mutexes it would want) replays, for each subscribed mutex without an {@code after}, every
+ * event logged after that position: the dashboard's "every event since the page opened".
  */
 final class WebSocketSession {
   private final ServerWebSocket ws;
@@ -75,12 +79,13 @@ final class WebSocketSession {
   }
 
   private Future<JsonObject> watch(String name) {
-    return watch(name, null);
+    return watch(name, null, null);
   }
 
-  private Future<JsonObject> watch(String name, FencingToken after) {
+  private Future<JsonObject> watch(String name, FencingToken after, FencingToken since) {
     return client.request(client.mutexAddress(), MutexWire.WATCH, new JsonObject().put("name", name)
-        .put("watcher", watcher).put("after", after == null ? null : after.toString()));
+        .put("watcher", watcher).put("after", after == null ? null : after.toString())
+        .put("since", since == null ? null : since.toString()));
   }
 
   private void unwatch(String name) {
@@ -103,7 +108,7 @@ final class WebSocketSession {
     try {
       if (msg.containsKey("subscribe")) {
         List<String> names = names(msg, "subscribe");
-        subscribe(names, resumePoints(msg, names));
+        subscribe(names, resumePoints(msg, names), position(msg));
       } else if (msg.containsKey("unsubscribe")) {
         unsubscribe(names(msg, "unsubscribe"));
       } else {
@@ -145,7 +150,24 @@ final class WebSocketSession {
     return points;
   }
 
-  private void subscribe(List<String> names, Map<String, FencingToken> resume) {
+  /** The {@code since} of a subscribe: a position to replay from, or null. */
+  private static FencingToken position(JsonObject msg) {
+    Object since = msg.getValue("since");
+    if (since == null) {
+      return null;
+    }
+    if (!(since instanceof String)) {
+      throw new IllegalArgumentException("field 'since' must be a position (20 hex digits), got "
+          + Requests.describe(since));
+    }
+    try {
+      return FencingToken.parse((String) since);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("field 'since': " + e.getMessage());
+    }
+  }
+
+  private void subscribe(List<String> names, Map<String, FencingToken> resume, FencingToken since) {
     long fresh = names.stream().distinct().filter(n -> !consumers.containsKey(n)).count();
     if (consumers.size() + fresh > config.maxWebSocketSubscriptions()) {
       error("at most " + config.maxWebSocketSubscriptions() + " mutexes per connection (http.maxWebSocketSubscriptions)");
@@ -156,7 +178,7 @@ final class WebSocketSession {
       if (consumers.containsKey(name)) {
         continue;
       }
-      FencingToken after = resume.get(name);
+      FencingToken after = resume.getOrDefault(name, since);
       held.put(name, new ArrayList<>());
       MessageConsumer<JsonObject> c = vertx.eventBus().consumer(config.mutexEventsAddress(name), m -> {
         List<JsonObject> waiting = held.get(name);
@@ -167,7 +189,9 @@ final class WebSocketSession {
         }
       });
       consumers.put(name, c);
-      ready.add(c.completion().compose(v -> watch(name, after)).andThen(ar -> replay(name, after, ar.result())));
+      boolean isPosition = !resume.containsKey(name) && since != null;
+      ready.add(c.completion().compose(v -> watch(name, isPosition ? null : after, isPosition ? since : null))
+          .andThen(ar -> replay(name, after, ar.result())));
     }
     Future.all(ready).onComplete(ar -> {
       if (ar.succeeded()) {
@@ -194,7 +218,8 @@ final class WebSocketSession {
   }
 
   /**
-   * Pushes the watch reply's replay after {@code after} (or a gap message), then the live events
+   * Pushes the watch reply's replay after {@code after} (an event's sequence or a position; or a gap
+   * message), then the live events
    * that arrived meanwhile; a failed watch (null reply) pushes those alone.
    */
   private void replay(String name, FencingToken after, JsonObject reply) {

@@ -214,11 +214,12 @@ class DashboardRoutesTest {
           "the page itself holds no data: a browser's navigation cannot carry a token");
       assertEquals(302, call(f, HttpMethod.GET, "/", null, null).statusCode());
       for (String uri : List.of("/nodes", "/interners/words/stats", "/interners/words/strings", "/mutexes/m/inspect",
-          "/mutexes", "/metrics")) {
+          "/mutexes", "/metrics", "/events/position")) {
         assertEquals(401, call(f, HttpMethod.GET, uri, null, null).statusCode(), uri);
         assertEquals(401, call(f, HttpMethod.GET, uri, null, "wrong").statusCode(), uri);
       }
       assertEquals(200, call(f, HttpMethod.GET, "/nodes", null, "s3cret").statusCode());
+      assertEquals(200, call(f, HttpMethod.GET, "/events/position", null, "s3cret").statusCode());
 
       WebSocketClient client = vertx.createWebSocketClient();
       WebSocketConnectOptions ws = new WebSocketConnectOptions().setHost("127.0.0.1")

@@ -135,6 +135,43 @@ class WebSocketResumeTest {
   }
 
   @Test
+  void aSubscriberGetsEveryEventSinceAPositionTakenBeforeItKnewTheMutex() throws Exception {
+    var web = io.vertx.ext.web.client.WebClient.create(f.vertx);
+    var answer = await(web.get(f.service.httpPort(), "127.0.0.1", "/events/position").send());
+    assertEquals(200, answer.statusCode(), answer::bodyAsString);
+    String position = answer.bodyAsJsonObject().getString("position");
+    assertEquals(20, position.length(), position);
+
+    Grant a = await(c.tryAcquire("late", "a"));
+    await(c.release("late", "a", a.token().get()));
+    Grant b = await(c.tryAcquire("late", "b"));
+    await(c.tryAcquire("late", "c"));
+    await(c.release("late", "b", b.token().get()));
+
+    Connection conn = new Connection();
+    conn.send(new JsonObject().put("subscribe", new JsonArray().add("late")).put("since", position));
+    List<String> replayed = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      JsonObject e = conn.nextEventOrGap();
+      assertEquals("lock", e.getString("type"), e::encode);
+      assertTrue(e.getString("sequence").compareTo(position) > 0, e::encode);
+      replayed.add(e.getString("event") + " " + e.getString("owner"));
+    }
+    assertEquals(List.of("ACQUIRED a", "RELEASED null", "ACQUIRED b", "HANDED_OFF c"), replayed);
+    await(c.release("late", "c", null));
+    JsonObject live = conn.nextEventOrGap();
+    assertEquals("RELEASED", live.getString("event"), "live events follow, each once");
+    assertEquals(null, conn.received.poll(300, TimeUnit.MILLISECONDS), "nothing twice");
+
+    conn.send(new JsonObject().put("subscribe", new JsonArray().add("other")).put("since", "not-a-position"));
+    JsonObject error = conn.nextEventOrGap();
+    assertEquals("error", error.getString("type"), error::encode);
+    assertTrue(error.getString("message").contains("since"), error::encode);
+    await(conn.ws.close());
+    web.close();
+  }
+
+  @Test
   void aResumePointOfAnotherMutexIsRefused() throws Exception {
     Connection conn = new Connection();
     conn.send(new JsonObject().put("subscribe", new JsonArray().add("m1"))

@@ -42,6 +42,8 @@ public final class MutexWire {
   public static final String WATCH = "watch";
   /** The mutex's action "unwatch". */
   public static final String UNWATCH = "unwatch";
+  /** The mutex's action "position": the event log's current position, to watch {@code since} later. */
+  public static final String POSITION = "position";
 
   private static final HexFormat HEX = HexFormat.of();
   /** The user version of a queue ticket's versionstamp: always 0, two bytes. */
