@@ -14,6 +14,7 @@ import io.github.fdbcoord.cluster.impl.NodeState;
 import io.github.fdbcoord.cluster.impl.NodeState.State;
 import io.github.fdbcoord.cluster.impl.NodeThreads;
 import io.github.fdbcoord.cluster.impl.Registrations;
+import io.github.fdbcoord.cluster.impl.RequestDrain;
 import io.github.fdbcoord.store.Store;
 import io.github.fdbcoord.store.StoreOptions;
 import io.vertx.core.Completable;
@@ -72,6 +73,7 @@ public class FdbClusterManager implements ClusterManager {
   private final FdbClusterManagerOptions options;
   private final NodeState state = new NodeState();
   private final Registrations registrations = new Registrations(state);
+  private final RequestDrain drain = new RequestDrain();
   private final Membership membership;
 
   private VertxInternal vertx;
@@ -169,9 +171,39 @@ public class FdbClusterManager implements ClusterManager {
           } else {
             membership.start();
             registrations.start(nodeId, store, threads, cursor);
+            drainWhenVertxCloses();
           }
         }).thenApply(cursor -> null);
     completeOnVertxThread(joined, promise);
+  }
+
+  /**
+   * When this manager is its Vert.x's own: Vert.x runs close hooks first when it closes, before it
+   * undeploys and closes the event bus (and calls {@link #leave}), so the hook is where the node
+   * can still answer the requests already on their way to it. It withdraws the node's
+   * registrations from the store, then waits (see {@link FdbClusterManagerOptions#drainTimeout()})
+   * for the requests delivered to it to be answered and for senders to stop choosing it.
+   */
+  private void drainWhenVertxCloses() {
+    if (vertx == null || vertx.clusterManager() != this) {
+      return;
+    }
+    drain.attach(vertx.eventBus());
+    vertx.addCloseHook(completion -> {
+      if (!state.isActive()) {
+        completion.succeed();
+        return;
+      }
+      registrations.removeOwn()
+          .thenCompose(v -> drain.await(threads.timer(), System.nanoTime(), options.drainTimeout()))
+          .whenComplete((outcome, err) -> {
+            if (outcome != null) {
+              log.info("node " + nodeId + " withdrew its registrations and drained its requests in " + outcome.tookMillis() + " ms"
+                  + (outcome.unanswered() == 0 ? "" : " (" + outcome.unanswered() + " still unanswered after the drain timeout)"));
+            }
+            completion.succeed();
+          });
+    });
   }
 
   /** The failure detector, when enabled. */
