@@ -83,6 +83,8 @@ public class FdbClusterManager implements ClusterManager {
   private volatile ClusterStore store;
   private volatile Locks locks;
   private volatile FailureDetector detector;
+  /** Fault injection: crash once the join has written the node's record, before the node starts. */
+  private volatile boolean crashDuringJoin;
 
   /**
    * Options from the JSON file named by the system property {@value #CONFIG_PROPERTY}, else a real
@@ -164,6 +166,7 @@ public class FdbClusterManager implements ClusterManager {
           locks = l;
           return membership.join(nodeId, store, threads, locks, detector);
         })
+        .thenCompose(cursor -> crashDuringJoin ? crashedDuringJoin() : CompletableFuture.completedFuture(cursor))
         .whenComplete((cursor, err) -> {
           if (err != null) {
             state.set(State.LEFT);
@@ -332,6 +335,20 @@ public class FdbClusterManager implements ClusterManager {
         && vertx.eventBus() instanceof io.vertx.core.eventbus.impl.EventBusInternal bus) {
       bus.close(io.vertx.core.Promise.promise());
     }
+  }
+
+  /**
+   * Fault injection for tests (not API): the next join crashes this node (as {@link #simulateCrash()})
+   * right after its record is in the store, before it heartbeats, watches or answers anything; the
+   * join then fails, where a crashed process would never answer at all.
+   */
+  void simulateCrashDuringJoin() {
+    crashDuringJoin = true;
+  }
+
+  private <T> CompletableFuture<T> crashedDuringJoin() {
+    simulateCrash();
+    return CompletableFuture.failedFuture(new VertxException("node " + nodeId + " crashed during its join (fault injection)", true));
   }
 
   /**

@@ -170,6 +170,63 @@ class FailureDetectionTest {
   }
 
   @Test
+  void twoNodesCrashingAtOnceAreBothEvictedAndTheirLocksGoToTheWaiter() throws Exception {
+    FdbClusterManager a = join(options());
+    FdbClusterManager b = join(options());
+    FdbClusterManager c = join(options());
+    FdbClusterManager d = join(options());
+    await((Promise<Void> p) -> a.addRegistration("orders", new RegistrationInfo(a.getNodeId(), 1, false), p));
+    await((Promise<Void> p) -> b.addRegistration("orders", new RegistrationInfo(b.getNodeId(), 1, false), p));
+    await((Promise<Lock> p) -> a.getLockWithTimeout("pair-lock-a", 1000, p));
+    await((Promise<Lock> p) -> b.getLockWithTimeout("pair-lock-b", 1000, p));
+    Promise<Lock> waitsForA = Promise.promise();
+    d.getLockWithTimeout("pair-lock-a", 30_000, waitsForA);
+    Promise<Lock> waitsForB = Promise.promise();
+    d.getLockWithTimeout("pair-lock-b", 30_000, waitsForB);
+    waitUntil("D queued on both locks", () -> mutexes.state("pair-lock-a").join().queue().size() == 1
+        && mutexes.state("pair-lock-b").join().queue().size() == 1, Duration.ofSeconds(5));
+    Thread.sleep(300); // every node connected to every other
+
+    long crashed = System.nanoTime();
+    a.simulateCrash();
+    b.simulateCrash();
+    Lock nextA = waitsForA.future().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    Lock nextB = waitsForB.future().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    long handOff = millisSince(crashed);
+    waitUntil("C and D see both leave", () -> leftSeen.get(c.getNodeId()).keySet().containsAll(List.of(a.getNodeId(), b.getNodeId()))
+        && leftSeen.get(d.getNodeId()).keySet().containsAll(List.of(a.getNodeId(), b.getNodeId())), Duration.ofSeconds(5));
+    assertTrue(handOff < LEASE.toMillis(), "both locks handed on " + handOff + " ms after the crashes, before the " + LEASE + " lease");
+    assertEquals(List.of(), await((Promise<List<RegistrationInfo>> p) -> c.getRegistrations("orders", p)));
+    assertEquals(List.of(c.getNodeId(), d.getNodeId()).stream().sorted().toList(), c.getNodes());
+    assertEquals(c.getNodes(), d.getNodes());
+    nextA.release();
+    nextB.release();
+  }
+
+  @Test
+  void aNodeThatCrashesDuringItsJoinIsEvictedByItsPeersBeforeItsLease() throws Exception {
+    FdbClusterManager a = join(options());
+    FdbClusterManager b = join(options());
+    FdbClusterManager dying = new FdbClusterManager(options().build());
+    dying.init(vertx);
+    dying.simulateCrashDuringJoin();
+    long joining = System.nanoTime();
+    Promise<Void> joined = Promise.promise();
+    dying.join(joined);
+    assertThrows(Exception.class, () -> joined.future().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS),
+        "a node that crashes during its join does not join");
+    String id = dying.getNodeId();
+    assertTrue(!StoreProbe.recordMissingAndRegistered(a.store(), id, "none")[0] || leftSeen.get(a.getNodeId()).containsKey(id),
+        "the crash came after the record was written");
+    waitUntil("A and B see the crashed joiner leave", () -> leftSeen.get(a.getNodeId()).containsKey(id)
+        && leftSeen.get(b.getNodeId()).containsKey(id), Duration.ofSeconds(10));
+    long evicted = TimeUnit.NANOSECONDS.toMillis(leftSeen.get(a.getNodeId()).get(id) - joining);
+    assertTrue(evicted < LEASE.toMillis(), "evicted " + evicted + " ms after its join began, before the " + LEASE + " lease");
+    assertTrue(StoreProbe.recordMissingAndRegistered(a.store(), id, "none")[0], "its record is gone");
+    assertEquals(List.of(a.getNodeId(), b.getNodeId()).stream().sorted().toList(), a.getNodes());
+  }
+
+  @Test
   void aSuspectedNodeThatIsAliveRefutesAndIsNotEvicted() throws Exception {
     FdbClusterManager a = join(options());
     FdbClusterManager b = join(options());
