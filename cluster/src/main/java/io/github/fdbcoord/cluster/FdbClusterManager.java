@@ -184,8 +184,10 @@ public class FdbClusterManager implements ClusterManager {
    * When this manager is its Vert.x's own: Vert.x runs close hooks first when it closes, before it
    * undeploys and closes the event bus (and calls {@link #leave}), so the hook is where the node
    * can still answer the requests already on their way to it. It withdraws the node's
-   * registrations from the store, then waits (see {@link FdbClusterManagerOptions#drainTimeout()})
-   * for the requests delivered to it to be answered and for senders to stop choosing it.
+   * registrations of the addresses other nodes also serve (see
+   * {@link Registrations#withdrawServedElsewhere()}), then waits (see
+   * {@link FdbClusterManagerOptions#drainTimeout()}) for the requests delivered to it to be
+   * answered and for senders to turn to the other nodes.
    */
   private void drainWhenVertxCloses() {
     if (vertx == null || vertx.clusterManager() != this) {
@@ -197,12 +199,14 @@ public class FdbClusterManager implements ClusterManager {
         completion.succeed();
         return;
       }
-      registrations.removeOwn()
-          .thenCompose(v -> drain.await(threads.timer(), System.nanoTime(), options.drainTimeout()))
+      registrations.withdrawServedElsewhere().thenCompose(withdrawn -> withdrawn.isEmpty()
+              ? CompletableFuture.completedFuture((RequestDrain.Outcome) null)
+              : drain.await(threads.timer(), System.nanoTime(), options.drainTimeout()))
           .whenComplete((outcome, err) -> {
             if (outcome != null) {
-              log.info("node " + nodeId + " withdrew its registrations and drained its requests in " + outcome.tookMillis() + " ms"
-                  + (outcome.unanswered() == 0 ? "" : " (" + outcome.unanswered() + " still unanswered after the drain timeout)"));
+              log.info("node " + nodeId + " withdrew its registrations served elsewhere and drained its requests in "
+                  + outcome.tookMillis() + " ms" + (outcome.unanswered() == 0 ? ""
+                  : " (" + outcome.unanswered() + " still unanswered after the drain timeout)"));
             }
             completion.succeed();
           });

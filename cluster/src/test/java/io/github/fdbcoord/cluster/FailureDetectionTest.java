@@ -22,9 +22,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
+import static io.github.fdbcoord.cluster.TestNodes.waitUntil;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -95,15 +95,6 @@ class FailureDetectionTest {
     return p.future().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
   }
 
-  private static void waitUntil(String what, BooleanSupplier condition, Duration within) throws InterruptedException {
-    long end = System.nanoTime() + within.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > end) {
-        throw new AssertionError("not within " + within + ": " + what);
-      }
-      Thread.sleep(5);
-    }
-  }
 
   private static long millisSince(long nanos) {
     return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - nanos);

@@ -22,8 +22,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 
+import static io.github.fdbcoord.cluster.TestNodes.waitUntil;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -78,15 +78,6 @@ class RollingRestartTest {
     }
   }
 
-  private static void waitUntil(String what, BooleanSupplier condition, Duration within) throws InterruptedException {
-    long end = System.nanoTime() + within.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > end) {
-        throw new AssertionError("not within " + within + ": " + what);
-      }
-      Thread.sleep(5);
-    }
-  }
 
   @Test
   void restartingEveryNodeInTurnUnderLoadCostsNoRequestAndHandsEachLockOn() throws Exception {

@@ -59,12 +59,12 @@ public final class RequestDrain {
 
   /**
    * Completes once no request arrived for {@link #QUIET} since {@code withdrawnNanos} (when the
-   * registrations left the store) and every request delivered was answered, or after
-   * {@code timeout}, whichever comes first.
+   * registrations left the store) and every request delivered was answered, or {@code timeout}
+   * after {@code withdrawnNanos}, whichever comes first.
    */
   public CompletableFuture<Outcome> await(ScheduledExecutorService timer, long withdrawnNanos, Duration timeout) {
     CompletableFuture<Outcome> done = new CompletableFuture<>();
-    long started = System.nanoTime();
+    long started = withdrawnNanos;
     Runnable[] check = new Runnable[1];
     check[0] = () -> {
       long now = System.nanoTime();
