@@ -8,7 +8,10 @@ import io.github.fdbcoord.mutex.MutexOptions;
 import io.github.fdbcoord.mutex.MutexService;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.shareddata.Lock;
+import io.vertx.core.spi.cluster.NodeInfo;
 import io.vertx.core.spi.cluster.NodeListener;
 import io.vertx.core.spi.cluster.RegistrationInfo;
 import org.junit.jupiter.api.AfterEach;
@@ -21,6 +24,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
@@ -40,6 +44,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class FailureDetectionTest {
   private static final Duration LEASE = Duration.ofMillis(2000);
+  private static final Duration LONG_LEASE = Duration.ofSeconds(10);
 
   private EmbeddedDatabase db;
   private Vertx vertx;
@@ -70,6 +75,11 @@ class FailureDetectionTest {
 
   private FdbClusterManagerOptions.Builder options() {
     return TestNodes.options(db, LEASE);
+  }
+
+  /** A lease far longer than detection takes even on a loaded machine: an eviction before it was a suspicion's. */
+  private FdbClusterManagerOptions.Builder longLease() {
+    return TestNodes.options(db, LONG_LEASE).logRetention(LONG_LEASE.multipliedBy(2));
   }
 
   private FdbClusterManager join(FdbClusterManagerOptions.Builder options) throws Exception {
@@ -162,10 +172,10 @@ class FailureDetectionTest {
 
   @Test
   void twoNodesCrashingAtOnceAreBothEvictedAndTheirLocksGoToTheWaiter() throws Exception {
-    FdbClusterManager a = join(options());
-    FdbClusterManager b = join(options());
-    FdbClusterManager c = join(options());
-    FdbClusterManager d = join(options());
+    FdbClusterManager a = join(longLease());
+    FdbClusterManager b = join(longLease());
+    FdbClusterManager c = join(longLease());
+    FdbClusterManager d = join(longLease());
     await((Promise<Void> p) -> a.addRegistration("orders", new RegistrationInfo(a.getNodeId(), 1, false), p));
     await((Promise<Void> p) -> b.addRegistration("orders", new RegistrationInfo(b.getNodeId(), 1, false), p));
     await((Promise<Lock> p) -> a.getLockWithTimeout("pair-lock-a", 1000, p));
@@ -186,7 +196,8 @@ class FailureDetectionTest {
     long handOff = millisSince(crashed);
     waitUntil("C and D see both leave", () -> leftSeen.get(c.getNodeId()).keySet().containsAll(List.of(a.getNodeId(), b.getNodeId()))
         && leftSeen.get(d.getNodeId()).keySet().containsAll(List.of(a.getNodeId(), b.getNodeId())), Duration.ofSeconds(5));
-    assertTrue(handOff < LEASE.toMillis(), "both locks handed on " + handOff + " ms after the crashes, before the " + LEASE + " lease");
+    assertTrue(handOff < LONG_LEASE.toMillis() / 2, "both locks handed on " + handOff + " ms after the crashes, long before the "
+        + LONG_LEASE + " lease (the suspicion window is 500 ms)");
     assertEquals(List.of(), await((Promise<List<RegistrationInfo>> p) -> c.getRegistrations("orders", p)));
     assertEquals(List.of(c.getNodeId(), d.getNodeId()).stream().sorted().toList(), c.getNodes());
     assertEquals(c.getNodes(), d.getNodes());
@@ -196,9 +207,9 @@ class FailureDetectionTest {
 
   @Test
   void aNodeThatCrashesDuringItsJoinIsEvictedByItsPeersBeforeItsLease() throws Exception {
-    FdbClusterManager a = join(options());
-    FdbClusterManager b = join(options());
-    FdbClusterManager dying = new FdbClusterManager(options().build());
+    FdbClusterManager a = join(longLease());
+    FdbClusterManager b = join(longLease());
+    FdbClusterManager dying = new FdbClusterManager(longLease().build());
     dying.init(vertx);
     dying.simulateCrashDuringJoin();
     long joining = System.nanoTime();
@@ -212,9 +223,28 @@ class FailureDetectionTest {
     waitUntil("A and B see the crashed joiner leave", () -> leftSeen.get(a.getNodeId()).containsKey(id)
         && leftSeen.get(b.getNodeId()).containsKey(id), Duration.ofSeconds(10));
     long evicted = TimeUnit.NANOSECONDS.toMillis(leftSeen.get(a.getNodeId()).get(id) - joining);
-    assertTrue(evicted < LEASE.toMillis(), "evicted " + evicted + " ms after its join began, before the " + LEASE + " lease");
+    assertTrue(evicted < LONG_LEASE.toMillis() / 2, "evicted " + evicted + " ms after its join began, long before the "
+        + LONG_LEASE + " lease (the suspicion window is 500 ms)");
     assertTrue(StoreProbe.recordMissingAndRegistered(a.store(), id, "none")[0], "its record is gone");
     assertEquals(List.of(a.getNodeId(), b.getNodeId()).stream().sorted().toList(), a.getNodes());
+  }
+
+  @Test
+  void nodeInfoOfACrashedNodeNotYetEvictedFailsWithNoHandlersSoQueuedMessagesFailAtOnce() throws Exception {
+    FdbClusterManager a = join(longLease().suspicionWindow(Duration.ofSeconds(5)));
+    FdbClusterManager b = join(longLease().suspicionWindow(Duration.ofSeconds(5)));
+    await((Promise<Void> p) -> a.setNodeInfo(new NodeInfo("127.0.0.1", 1, null), p));
+    await((Promise<Void> p) -> b.setNodeInfo(new NodeInfo("127.0.0.1", 2, null), p));
+    assertEquals(1, await((Promise<NodeInfo> p) -> b.getNodeInfo(a.getNodeId(), p)).port(), "a live node's info");
+
+    a.simulateCrash();
+    // Its record stays for the 5 s suspicion window, but its port refuses at once.
+    ExecutionException dead = assertThrows(ExecutionException.class, () -> await((Promise<NodeInfo> p) -> b.getNodeInfo(a.getNodeId(), p)));
+    assertTrue(dead.getCause() instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS, String.valueOf(dead.getCause()));
+    assertTrue(b.getNodes().contains(a.getNodeId()), "answered before the eviction");
+    ExecutionException unknown = assertThrows(ExecutionException.class, () -> await((Promise<NodeInfo> p) -> b.getNodeInfo("no-such-node", p)));
+    assertTrue(unknown.getCause() instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS
+        && re.getMessage().contains("Not a member"), String.valueOf(unknown.getCause()));
   }
 
   @Test
