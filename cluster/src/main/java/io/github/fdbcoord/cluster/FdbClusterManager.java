@@ -14,6 +14,7 @@ import io.github.fdbcoord.cluster.impl.NodeState;
 import io.github.fdbcoord.cluster.impl.NodeState.State;
 import io.github.fdbcoord.cluster.impl.NodeThreads;
 import io.github.fdbcoord.cluster.impl.Registrations;
+import io.github.fdbcoord.cluster.impl.RequestDrain;
 import io.github.fdbcoord.store.Store;
 import io.github.fdbcoord.store.StoreOptions;
 import io.vertx.core.Completable;
@@ -72,6 +73,7 @@ public class FdbClusterManager implements ClusterManager {
   private final FdbClusterManagerOptions options;
   private final NodeState state = new NodeState();
   private final Registrations registrations = new Registrations(state);
+  private final RequestDrain drain = new RequestDrain();
   private final Membership membership;
 
   private VertxInternal vertx;
@@ -81,6 +83,8 @@ public class FdbClusterManager implements ClusterManager {
   private volatile ClusterStore store;
   private volatile Locks locks;
   private volatile FailureDetector detector;
+  /** Fault injection: crash once the join has written the node's record, before the node starts. */
+  private volatile boolean crashDuringJoin;
 
   /**
    * Options from the JSON file named by the system property {@value #CONFIG_PROPERTY}, else a real
@@ -162,6 +166,7 @@ public class FdbClusterManager implements ClusterManager {
           locks = l;
           return membership.join(nodeId, store, threads, locks, detector);
         })
+        .thenCompose(cursor -> crashDuringJoin ? crashedDuringJoin() : CompletableFuture.completedFuture(cursor))
         .whenComplete((cursor, err) -> {
           if (err != null) {
             state.set(State.LEFT);
@@ -169,9 +174,43 @@ public class FdbClusterManager implements ClusterManager {
           } else {
             membership.start();
             registrations.start(nodeId, store, threads, cursor);
+            drainWhenVertxCloses();
           }
         }).thenApply(cursor -> null);
     completeOnVertxThread(joined, promise);
+  }
+
+  /**
+   * When this manager is its Vert.x's own: Vert.x runs close hooks first when it closes, before it
+   * undeploys and closes the event bus (and calls {@link #leave}), so the hook is where the node
+   * can still answer the requests already on their way to it. It withdraws the node's
+   * registrations of the addresses other nodes also serve (see
+   * {@link Registrations#withdrawServedElsewhere()}), then waits (see
+   * {@link FdbClusterManagerOptions#drainTimeout()}) for the requests delivered to it to be
+   * answered and for senders to turn to the other nodes.
+   */
+  private void drainWhenVertxCloses() {
+    if (vertx == null || vertx.clusterManager() != this) {
+      return;
+    }
+    drain.attach(vertx.eventBus());
+    vertx.addCloseHook(completion -> {
+      if (!state.isActive()) {
+        completion.succeed();
+        return;
+      }
+      registrations.withdrawServedElsewhere().thenCompose(withdrawn -> withdrawn.isEmpty()
+              ? CompletableFuture.completedFuture((RequestDrain.Outcome) null)
+              : drain.await(threads.timer(), System.nanoTime(), options.drainTimeout()))
+          .whenComplete((outcome, err) -> {
+            if (outcome != null) {
+              log.info("node " + nodeId + " withdrew its registrations served elsewhere and drained its requests in "
+                  + outcome.tookMillis() + " ms" + (outcome.unanswered() == 0 ? ""
+                  : " (" + outcome.unanswered() + " still unanswered after the drain timeout)"));
+            }
+            completion.succeed();
+          });
+    });
   }
 
   /** The failure detector, when enabled. */
@@ -300,6 +339,20 @@ public class FdbClusterManager implements ClusterManager {
         && vertx.eventBus() instanceof io.vertx.core.eventbus.impl.EventBusInternal bus) {
       bus.close(io.vertx.core.Promise.promise());
     }
+  }
+
+  /**
+   * Fault injection for tests (not API): the next join crashes this node (as {@link #simulateCrash()})
+   * right after its record is in the store, before it heartbeats, watches or answers anything; the
+   * join then fails, where a crashed process would never answer at all.
+   */
+  void simulateCrashDuringJoin() {
+    crashDuringJoin = true;
+  }
+
+  private <T> CompletableFuture<T> crashedDuringJoin() {
+    simulateCrash();
+    return CompletableFuture.failedFuture(new VertxException("node " + nodeId + " crashed during its join (fault injection)", true));
   }
 
   /**

@@ -44,7 +44,7 @@ import java.util.Set;
  *   "directory": ["fdbcoord", "cluster"], "lockDirectory": ["fdbcoord", "mutex"],
  *   "nodeLeaseMillis": 10000, "heartbeatIntervalMillis": 2000, "reaperIntervalMillis": 1000,
  *   "logRetentionMillis": 60000, "operationTimeoutMillis": 30000,
- *   "failureDetection": true, "suspicionWindowMillis": 500,
+ *   "failureDetection": true, "suspicionWindowMillis": 500, "drainTimeoutMillis": 5000,
  *   "eventBusHost": "127.0.0.1" }
  * </pre>
  */
@@ -59,7 +59,7 @@ public final class FdbClusterManagerOptions {
 
   private static final Set<String> KEYS = Set.of("store", "dataDirectory", "clusterFile", "directory", "lockDirectory",
       "nodeLeaseMillis", "heartbeatIntervalMillis", "reaperIntervalMillis", "logRetentionMillis", "operationTimeoutMillis",
-      "failureDetection", "suspicionWindowMillis", "eventBusHost");
+      "failureDetection", "suspicionWindowMillis", "drainTimeoutMillis", "eventBusHost");
 
   /**
    * The shortest heartbeat interval accepted: a heartbeat is a store round trip (a few milliseconds,
@@ -87,6 +87,7 @@ public final class FdbClusterManagerOptions {
   private final Duration operationTimeout;
   private final boolean failureDetection;
   private final Duration suspicionWindow;
+  private final Duration drainTimeout;
   private final String eventBusHost;
 
   private FdbClusterManagerOptions(Builder b) {
@@ -102,6 +103,7 @@ public final class FdbClusterManagerOptions {
     this.operationTimeout = b.operationTimeout;
     this.failureDetection = b.failureDetection;
     this.suspicionWindow = b.suspicionWindow;
+    this.drainTimeout = b.drainTimeout;
   }
 
   /**
@@ -164,6 +166,9 @@ public final class FdbClusterManagerOptions {
     if (json.containsKey("suspicionWindowMillis")) {
       b.suspicionWindow(millis(json, "suspicionWindowMillis"));
     }
+    if (json.containsKey("drainTimeoutMillis")) {
+      b.drainTimeout(millis(json, "drainTimeoutMillis"));
+    }
     if (json.containsKey("eventBusHost")) {
       b.eventBusHost(string(json, "eventBusHost", DEFAULT_EVENT_BUS_HOST));
     }
@@ -195,6 +200,7 @@ public final class FdbClusterManagerOptions {
     b.operationTimeout = operationTimeout;
     b.failureDetection = failureDetection;
     b.suspicionWindow = suspicionWindow;
+    b.drainTimeout = drainTimeout;
     b.eventBusHost = eventBusHost;
     return b;
   }
@@ -222,6 +228,7 @@ public final class FdbClusterManagerOptions {
         .put("operationTimeoutMillis", operationTimeout.toMillis())
         .put("failureDetection", failureDetection)
         .put("suspicionWindowMillis", suspicionWindow.toMillis())
+        .put("drainTimeoutMillis", drainTimeout.toMillis())
         .put("eventBusHost", eventBusHost);
   }
 
@@ -296,6 +303,18 @@ public final class FdbClusterManagerOptions {
     return suspicionWindow;
   }
 
+  /**
+   * The longest a node's Vert.x waits, when it closes, for the requests already on their way to
+   * this node's consumers: the node first removes its registrations from the store (so senders
+   * stop choosing it), then waits until no request has arrived for a quiet period and every
+   * request delivered here was answered, but no longer than this. Only then does Vert.x undeploy
+   * and close the event bus. Longer never costs a request; shorter bounds the time a close takes
+   * when a consumer does not answer.
+   */
+  public Duration drainTimeout() {
+    return drainTimeout;
+  }
+
   /** The JSON form, for logs (a handed-in database shows as such). */
   @Override
   public String toString() {
@@ -316,6 +335,7 @@ public final class FdbClusterManagerOptions {
     private Duration operationTimeout = Duration.ofSeconds(30);
     private boolean failureDetection = true;
     private Duration suspicionWindow = Duration.ofMillis(500);
+    private Duration drainTimeout = Duration.ofSeconds(5);
     private String eventBusHost = DEFAULT_EVENT_BUS_HOST;
 
     private Builder() {}
@@ -383,6 +403,12 @@ public final class FdbClusterManagerOptions {
     /** Suspicion window (default 500 ms); at least {@link #MIN_SUSPICION_WINDOW}, shorter than the node lease. */
     public Builder suspicionWindow(Duration suspicionWindow) {
       this.suspicionWindow = positive(suspicionWindow, "suspicionWindow");
+      return this;
+    }
+
+    /** Drain timeout on close (default 5 s); positive. */
+    public Builder drainTimeout(Duration drainTimeout) {
+      this.drainTimeout = positive(drainTimeout, "drainTimeout");
       return this;
     }
 

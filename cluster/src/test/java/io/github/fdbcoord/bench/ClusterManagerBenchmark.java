@@ -151,6 +151,10 @@ public final class ClusterManagerBenchmark {
       double handP99, double counterOps, double putOps, double getOps) {}
 
   public static void main(String[] args) throws Exception {
+    if (args.length > 0 && args[0].equals("senders")) {
+      senders(args.length > 1 ? Integer.parseInt(args[1]) : 2);
+      System.exit(0);
+    }
     if (args.length > 0 && args[0].equals("detect")) {
       detect(args.length > 1 ? Integer.parseInt(args[1]) : 2);
       System.exit(0);
@@ -472,6 +476,87 @@ public final class ClusterManagerBenchmark {
           (lockAt.get() - t0) / 1e9, (registrationsGoneAt - t0) / 1e9);
       waiting.get().release();
       held.hashCode();
+    } finally {
+      stop(nodes);
+    }
+  }
+
+  /**
+   * A sender (node 1) requests node 0's consumer every 50 ms (send timeout 5 s); node 0 crashes.
+   * For the requests sent between the crash and the moment the dead node's registration is gone on
+   * the sender ("eviction"), and for those sent after it: how many failed fast, how many waited
+   * out the send timeout, and how long the fast failures took. This manager (default options) and
+   * Hazelcast alternating, {@code rounds} times.
+   */
+  private static void senders(int rounds) throws Exception {
+    System.out.printf("ClusterManagerBenchmark senders: %d round(s), %d cores, load average %.2f%n", rounds,
+        Runtime.getRuntime().availableProcessors(), java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+    for (int round = 0; round < rounds; round++) {
+      for (Supplier<Kind> kind : List.<Supplier<Kind>>of(ClusterManagerBenchmark::fdbMemoryDefaultLease, HazelcastKind::new)) {
+        try (Kind k = kind.get()) {
+          crashUnderRequests(k);
+        }
+      }
+      System.out.printf("load average %.2f%n", java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+    }
+  }
+
+  private record Sent(long atNanos, long tookMillis, String result) {}
+
+  private static void crashUnderRequests(Kind kind) throws Exception {
+    long sendTimeout = 5000;
+    Nodes nodes = start(kind);
+    try {
+      Vertx dead = nodes.vertx().get(0);
+      Vertx sender = nodes.vertx().get(1);
+      ClusterManager deadManager = nodes.managers().get(0);
+      String deadId = deadManager.getNodeId();
+      await(dead.eventBus().consumer("bench.senders", m -> m.reply("x")).completion());
+      while (true) {
+        try {
+          await(sender.eventBus().request("bench.senders", "ping"));
+          break;
+        } catch (Exception e) {
+          Thread.sleep(20);
+        }
+      }
+      java.util.Queue<Sent> sent = new java.util.concurrent.ConcurrentLinkedQueue<>();
+      long periodic = sender.setPeriodic(50, t -> {
+        long at = System.nanoTime();
+        sender.eventBus().request("bench.senders", "ping", new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(sendTimeout))
+            .onComplete(ar -> sent.add(new Sent(at, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - at), ar.succeeded() ? "ok"
+                : ar.cause() instanceof io.vertx.core.eventbus.ReplyException re ? re.failureType().name() : "error")));
+      });
+      Thread.sleep(500);
+      long t0 = System.nanoTime();
+      kind.crash(dead, deadManager);
+      long evicted = 0;
+      while (evicted == 0) {
+        if (noRegistrationOf(deadId, "bench.senders", List.of(nodes.managers().get(1)))) {
+          evicted = System.nanoTime();
+        }
+        if ((System.nanoTime() - t0) > TimeUnit.SECONDS.toNanos(120)) {
+          throw new IllegalStateException("no eviction within 120 s of the crash");
+        }
+        Thread.sleep(5);
+      }
+      Thread.sleep(2000);
+      sender.cancelTimer(periodic);
+      Thread.sleep(sendTimeout + 1000);
+      long evictedAt = evicted;
+      List<Sent> before = sent.stream().filter(x -> x.atNanos() > t0 && x.atNanos() <= evictedAt).toList();
+      List<Sent> after = sent.stream().filter(x -> x.atNanos() > evictedAt).toList();
+      double[] fastWaits = before.stream().filter(x -> !x.result().equals("TIMEOUT") && !x.result().equals("ok"))
+          .mapToDouble(Sent::tookMillis).toArray();
+      System.out.printf(Locale.ROOT, "requests to a crashed consumer, %s: eviction after %.2f s; sent between crash and eviction %d:"
+          + " %d failed fast (%s; wait p50 %s ms, max %s ms), %d timed out (after %d ms), %d answered; sent after the eviction %d:"
+          + " %d timed out, slowest %d ms%n", kind.name(), (evictedAt - t0) / 1e9, before.size(), fastWaits.length,
+          before.stream().map(Sent::result).filter(r -> !r.equals("TIMEOUT") && !r.equals("ok")).distinct().toList(),
+          fastWaits.length == 0 ? "-" : String.format(Locale.ROOT, "%.0f", pct(fastWaits, 50)),
+          fastWaits.length == 0 ? "-" : String.format(Locale.ROOT, "%.0f", pct(fastWaits, 100)),
+          before.stream().filter(x -> x.result().equals("TIMEOUT")).count(), sendTimeout,
+          before.stream().filter(x -> x.result().equals("ok")).count(), after.size(),
+          after.stream().filter(x -> x.result().equals("TIMEOUT")).count(), after.stream().mapToLong(Sent::tookMillis).max().orElse(-1));
     } finally {
       stop(nodes);
     }

@@ -8,7 +8,10 @@ import io.github.fdbcoord.mutex.MutexOptions;
 import io.github.fdbcoord.mutex.MutexService;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.shareddata.Lock;
+import io.vertx.core.spi.cluster.NodeInfo;
 import io.vertx.core.spi.cluster.NodeListener;
 import io.vertx.core.spi.cluster.RegistrationInfo;
 import org.junit.jupiter.api.AfterEach;
@@ -21,10 +24,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
+import static io.github.fdbcoord.cluster.TestNodes.waitUntil;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -40,6 +44,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class FailureDetectionTest {
   private static final Duration LEASE = Duration.ofMillis(2000);
+  private static final Duration LONG_LEASE = Duration.ofSeconds(10);
 
   private EmbeddedDatabase db;
   private Vertx vertx;
@@ -72,6 +77,11 @@ class FailureDetectionTest {
     return TestNodes.options(db, LEASE);
   }
 
+  /** A lease far longer than detection takes even on a loaded machine: an eviction before it was a suspicion's. */
+  private FdbClusterManagerOptions.Builder longLease() {
+    return TestNodes.options(db, LONG_LEASE).logRetention(LONG_LEASE.multipliedBy(2));
+  }
+
   private FdbClusterManager join(FdbClusterManagerOptions.Builder options) throws Exception {
     FdbClusterManager m = TestNodes.join(vertx, options);
     managers.add(m);
@@ -95,15 +105,6 @@ class FailureDetectionTest {
     return p.future().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
   }
 
-  private static void waitUntil(String what, BooleanSupplier condition, Duration within) throws InterruptedException {
-    long end = System.nanoTime() + within.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > end) {
-        throw new AssertionError("not within " + within + ": " + what);
-      }
-      Thread.sleep(5);
-    }
-  }
 
   private static long millisSince(long nanos) {
     return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - nanos);
@@ -167,6 +168,83 @@ class FailureDetectionTest {
     assertEquals(List.of(), await((Promise<List<RegistrationInfo>> p) -> c.getRegistrations("orders", p)));
     assertEquals(List.of(b.getNodeId(), c.getNodeId()).stream().sorted().toList(), c.getNodes());
     next.release();
+  }
+
+  @Test
+  void twoNodesCrashingAtOnceAreBothEvictedAndTheirLocksGoToTheWaiter() throws Exception {
+    FdbClusterManager a = join(longLease());
+    FdbClusterManager b = join(longLease());
+    FdbClusterManager c = join(longLease());
+    FdbClusterManager d = join(longLease());
+    await((Promise<Void> p) -> a.addRegistration("orders", new RegistrationInfo(a.getNodeId(), 1, false), p));
+    await((Promise<Void> p) -> b.addRegistration("orders", new RegistrationInfo(b.getNodeId(), 1, false), p));
+    await((Promise<Lock> p) -> a.getLockWithTimeout("pair-lock-a", 1000, p));
+    await((Promise<Lock> p) -> b.getLockWithTimeout("pair-lock-b", 1000, p));
+    Promise<Lock> waitsForA = Promise.promise();
+    d.getLockWithTimeout("pair-lock-a", 30_000, waitsForA);
+    Promise<Lock> waitsForB = Promise.promise();
+    d.getLockWithTimeout("pair-lock-b", 30_000, waitsForB);
+    waitUntil("D queued on both locks", () -> mutexes.state("pair-lock-a").join().queue().size() == 1
+        && mutexes.state("pair-lock-b").join().queue().size() == 1, Duration.ofSeconds(5));
+    Thread.sleep(300); // every node connected to every other
+
+    long crashed = System.nanoTime();
+    a.simulateCrash();
+    b.simulateCrash();
+    Lock nextA = waitsForA.future().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    Lock nextB = waitsForB.future().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    long handOff = millisSince(crashed);
+    waitUntil("C and D see both leave", () -> leftSeen.get(c.getNodeId()).keySet().containsAll(List.of(a.getNodeId(), b.getNodeId()))
+        && leftSeen.get(d.getNodeId()).keySet().containsAll(List.of(a.getNodeId(), b.getNodeId())), Duration.ofSeconds(5));
+    assertTrue(handOff < LONG_LEASE.toMillis() / 2, "both locks handed on " + handOff + " ms after the crashes, long before the "
+        + LONG_LEASE + " lease (the suspicion window is 500 ms)");
+    assertEquals(List.of(), await((Promise<List<RegistrationInfo>> p) -> c.getRegistrations("orders", p)));
+    assertEquals(List.of(c.getNodeId(), d.getNodeId()).stream().sorted().toList(), c.getNodes());
+    assertEquals(c.getNodes(), d.getNodes());
+    nextA.release();
+    nextB.release();
+  }
+
+  @Test
+  void aNodeThatCrashesDuringItsJoinIsEvictedByItsPeersBeforeItsLease() throws Exception {
+    FdbClusterManager a = join(longLease());
+    FdbClusterManager b = join(longLease());
+    FdbClusterManager dying = new FdbClusterManager(longLease().build());
+    dying.init(vertx);
+    dying.simulateCrashDuringJoin();
+    long joining = System.nanoTime();
+    Promise<Void> joined = Promise.promise();
+    dying.join(joined);
+    assertThrows(Exception.class, () -> joined.future().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS),
+        "a node that crashes during its join does not join");
+    String id = dying.getNodeId();
+    assertTrue(!StoreProbe.recordMissingAndRegistered(a.store(), id, "none")[0] || leftSeen.get(a.getNodeId()).containsKey(id),
+        "the crash came after the record was written");
+    waitUntil("A and B see the crashed joiner leave", () -> leftSeen.get(a.getNodeId()).containsKey(id)
+        && leftSeen.get(b.getNodeId()).containsKey(id), Duration.ofSeconds(10));
+    long evicted = TimeUnit.NANOSECONDS.toMillis(leftSeen.get(a.getNodeId()).get(id) - joining);
+    assertTrue(evicted < LONG_LEASE.toMillis() / 2, "evicted " + evicted + " ms after its join began, long before the "
+        + LONG_LEASE + " lease (the suspicion window is 500 ms)");
+    assertTrue(StoreProbe.recordMissingAndRegistered(a.store(), id, "none")[0], "its record is gone");
+    assertEquals(List.of(a.getNodeId(), b.getNodeId()).stream().sorted().toList(), a.getNodes());
+  }
+
+  @Test
+  void nodeInfoOfACrashedNodeNotYetEvictedFailsWithNoHandlersSoQueuedMessagesFailAtOnce() throws Exception {
+    FdbClusterManager a = join(longLease().suspicionWindow(Duration.ofSeconds(5)));
+    FdbClusterManager b = join(longLease().suspicionWindow(Duration.ofSeconds(5)));
+    await((Promise<Void> p) -> a.setNodeInfo(new NodeInfo("127.0.0.1", 1, null), p));
+    await((Promise<Void> p) -> b.setNodeInfo(new NodeInfo("127.0.0.1", 2, null), p));
+    assertEquals(1, await((Promise<NodeInfo> p) -> b.getNodeInfo(a.getNodeId(), p)).port(), "a live node's info");
+
+    a.simulateCrash();
+    // Its record stays for the 5 s suspicion window, but its port refuses at once.
+    ExecutionException dead = assertThrows(ExecutionException.class, () -> await((Promise<NodeInfo> p) -> b.getNodeInfo(a.getNodeId(), p)));
+    assertTrue(dead.getCause() instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS, String.valueOf(dead.getCause()));
+    assertTrue(b.getNodes().contains(a.getNodeId()), "answered before the eviction");
+    ExecutionException unknown = assertThrows(ExecutionException.class, () -> await((Promise<NodeInfo> p) -> b.getNodeInfo("no-such-node", p)));
+    assertTrue(unknown.getCause() instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS
+        && re.getMessage().contains("Not a member"), String.valueOf(unknown.getCause()));
   }
 
   @Test
@@ -249,6 +327,11 @@ class FailureDetectionTest {
         new io.vertx.core.json.JsonObject().put("nodeLeaseMillis", 1000).put("heartbeatIntervalMillis", 200)
             .put("reaperIntervalMillis", 100).put("logRetentionMillis", 10000).put("suspicionWindowMillis", 1000)));
     assertTrue(window.getMessage().contains("suspicionWindow"), window.getMessage());
+    IllegalArgumentException drain = assertThrows(IllegalArgumentException.class, () -> new FdbClusterManagerOptions(
+        new io.vertx.core.json.JsonObject().put("drainTimeoutMillis", 0)));
+    assertTrue(drain.getMessage().contains("drainTimeoutMillis"), drain.getMessage());
+    assertEquals(Duration.ofMillis(1500), new FdbClusterManagerOptions(
+        new io.vertx.core.json.JsonObject().put("drainTimeoutMillis", 1500)).drainTimeout());
     FdbClusterManagerOptions smallest = FdbClusterManagerOptions.builder().nodeLease(Duration.ofMillis(100))
         .heartbeatInterval(Duration.ofMillis(40)).reaperInterval(Duration.ofMillis(20)).suspicionWindow(Duration.ofMillis(50)).build();
     assertEquals(Duration.ofMillis(100), smallest.nodeLease());

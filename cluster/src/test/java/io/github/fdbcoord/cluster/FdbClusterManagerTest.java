@@ -31,9 +31,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
+import static io.github.fdbcoord.cluster.TestNodes.waitUntil;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -97,15 +97,6 @@ class FdbClusterManagerTest {
     return f.toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
   }
 
-  private static void waitUntil(String what, BooleanSupplier condition, Duration within) throws InterruptedException {
-    long end = System.nanoTime() + within.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > end) {
-        throw new AssertionError("not within " + within + ": " + what);
-      }
-      Thread.sleep(10);
-    }
-  }
 
   private static NodeListener recorder(List<String> events) {
     return new NodeListener() {

@@ -6,6 +6,7 @@ import io.vertx.core.Vertx;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 /** Cluster-manager nodes on one Vert.x and one store, as the manager's own tests start them. */
 final class TestNodes {
@@ -28,5 +29,16 @@ final class TestNodes {
     m.join(p);
     p.future().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
     return m;
+  }
+
+  /** Polls {@code condition} until it holds; fails naming {@code what} after {@code within}. */
+  static void waitUntil(String what, BooleanSupplier condition, Duration within) throws InterruptedException {
+    long end = System.nanoTime() + within.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > end) {
+        throw new AssertionError("not within " + within + ": " + what);
+      }
+      Thread.sleep(5);
+    }
   }
 }

@@ -199,6 +199,36 @@ public final class FailureDetector {
     });
   }
 
+  /**
+   * Whether a fresh connection to {@code peer} is refused right now, which is what a dead process
+   * on a live host gives; a refusal also raises the suspicion at once. Completes false when the
+   * connection opens, times out (a dead host or a partition: only the lease can tell) or the peer
+   * runs no detector. A paused process's kernel still accepts, so a pause never looks refused.
+   */
+  CompletableFuture<Boolean> refuses(String peer, NodeInfo info, int port) {
+    if (state.stopped() || peer.equals(nodeId)) {
+      return CompletableFuture.completedFuture(false);
+    }
+    String host = hostOf(info) == null ? "localhost" : hostOf(info);
+    CompletableFuture<Boolean> refused = new CompletableFuture<>();
+    client.connect(port, host).onComplete(ar -> {
+      if (ar.succeeded()) {
+        ar.result().close();
+        refused.complete(false);
+      } else if (isRefusal(ar.cause())) {
+        suspect(peer, "a connection to " + host + ":" + port + " was refused");
+        refused.complete(true);
+      } else {
+        refused.complete(false);
+      }
+    });
+    return refused;
+  }
+
+  private static boolean isRefusal(Throwable cause) {
+    return cause instanceof java.net.ConnectException && !(cause instanceof io.netty.channel.ConnectTimeoutException);
+  }
+
   /** For tests: suspects {@code peer} as a failed connection would. */
   void suspectNow(String peer, String why) {
     suspect(peer, why);

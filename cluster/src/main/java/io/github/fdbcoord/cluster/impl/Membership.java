@@ -4,6 +4,8 @@ import io.github.fdbcoord.fdb.FdbErrors;
 import com.apple.foundationdb.tuple.Versionstamp;
 import io.vertx.core.Completable;
 import io.vertx.core.VertxException;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.internal.logging.Logger;
 import io.vertx.core.internal.logging.LoggerFactory;
 import io.vertx.core.spi.cluster.NodeInfo;
@@ -61,6 +63,9 @@ public final class Membership {
   private record Observation(byte[] record, long sinceNanos) {}
 
   private record Snapshot(long readVersion, Set<String> nodes) {}
+
+  /** A node's info and the port of its failure detector (null when it runs none). */
+  private record Reachable(NodeInfo info, Integer probePort) {}
 
   /** The membership of a node in {@code state}, whose own registrations are written with its record. */
   public Membership(NodeSettings options, NodeState state, Registrations registrations) {
@@ -176,17 +181,43 @@ public final class Membership {
     return nodeInfo;
   }
 
-  /** The info of node {@code id}; fails when it is not a member. */
+  /**
+   * The info of node {@code id}; fails when it is not a member. Vert.x asks for it only to open an
+   * event-bus connection to the node (a first one, or again after the last one closed), and fails
+   * the messages queued for that connection with the failure given here: a plain connect failure
+   * leaves their requests to wait out the send timeout, a {@link ReplyException} fails them at once.
+   * So, with failure detection on, a node whose connection is refused (its process died; it is
+   * being evicted) is answered with {@link ReplyFailure#NO_HANDLERS}: nothing was delivered.
+   */
   public void nodeInfo(String id, Completable<NodeInfo> promise) {
     if (!state.isActive()) {
       promise.fail(ClusterStore.notActive());
       return;
     }
-    store.read(tr -> store.schema().readNodeInfo(tr, id)).whenComplete((info, err) -> {
+    FailureDetector d = detector;
+    ClusterSchema schema = store.schema();
+    // Info and probe port from one snapshot: a port read after an eviction would be gone while the info was not.
+    store.read(tr -> schema.readNodeInfo(tr, id).thenCombine(schema.readProbePort(tr, id), Reachable::new))
+        .thenCompose(found -> {
+          NodeInfo info = found.info();
+          Integer port = found.probePort();
+          if (info == null || d == null || port == null) {
+            return CompletableFuture.completedFuture(info);
+          }
+          return d.refuses(id, info, port).thenApply(refused -> {
+            if (refused) {
+              throw new ReplyException(ReplyFailure.NO_HANDLERS, "node " + id
+                  + " refuses connections (its process is gone; it is being evicted): the message was not delivered");
+            }
+            return info;
+          });
+        }).whenComplete((info, err) -> {
       if (err != null) {
         promise.fail(FdbErrors.unwrap(err));
       } else if (info == null) {
-        promise.fail(new VertxException("Not a member of the cluster", true));
+        // A ReplyException (a VertxException) so that messages queued for the node fail at once.
+        promise.fail(new ReplyException(ReplyFailure.NO_HANDLERS, "Not a member of the cluster: node " + id
+            + " left or was evicted; the message was not delivered"));
       } else {
         promise.succeed(info);
       }

@@ -135,6 +135,43 @@ public final class Registrations {
     }).handle((v, e) -> null);
   }
 
+  /**
+   * When the node's Vert.x starts to close: removes from the store this node's registrations of
+   * every address that a consumer of another node still serves, so senders turn to those while
+   * this node can still answer what is on its way. The registrations of an address this node alone
+   * serves stay until Vert.x unregisters the consumer: a verticle of another node may still message
+   * it from its own stop method. One transaction reads the other registrations with conflict, so
+   * two nodes closing at once never both withdraw the last two. Completes with the addresses withdrawn.
+   */
+  public CompletableFuture<Set<String>> withdrawServedElsewhere() {
+    Map<String, Set<RegistrationInfo>> mine = own();
+    if (mine.isEmpty() || store == null) {
+      return CompletableFuture.completedFuture(Set.of());
+    }
+    String me = nodeId;
+    ClusterSchema schema = store.schema();
+    return store.run(tr -> {
+      Map<String, CompletableFuture<List<RegistrationInfo>>> reads = new LinkedHashMap<>();
+      mine.keySet().forEach(address -> reads.put(address, schema.readRegistrations(tr, address, store.executor())));
+      return CompletableFuture.allOf(reads.values().toArray(new CompletableFuture<?>[0])).thenApply(v -> {
+        Set<String> withdrawn = new LinkedHashSet<>();
+        reads.forEach((address, read) -> {
+          if (read.join().stream().anyMatch(r -> !r.nodeId().equals(me) && !r.localOnly())) {
+            mine.get(address).forEach(info -> schema.clearRegistration(tr, address, info));
+            withdrawn.add(address);
+          }
+        });
+        if (!withdrawn.isEmpty()) {
+          schema.appendRegistrationChanges(tr, withdrawn);
+        }
+        return withdrawn;
+      });
+    }).exceptionally(e -> {
+      log.warn("node " + me + " could not withdraw its registrations before closing: " + FdbErrors.unwrap(e));
+      return Set.of();
+    });
+  }
+
   /** The registrations of {@code address} on every node. */
   public void get(String address, Completable<List<RegistrationInfo>> promise) {
     if (!state.isActive()) {
