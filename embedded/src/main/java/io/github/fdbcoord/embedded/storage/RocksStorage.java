@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.BloomFilter;
+import org.rocksdb.Checkpoint;
 import org.rocksdb.Cache;
 import org.rocksdb.ColumnFamilyDescriptor;
 import org.rocksdb.ColumnFamilyHandle;
@@ -73,6 +74,8 @@ public final class RocksStorage implements AutoCloseable {
   /** An apply up to this version may be visible to readers (set before RocksDB is written). */
   private volatile long applyingVersion;
   private volatile boolean closed;
+  /** Serialises {@link #checkpoint} with {@link #close}: a checkpoint of a closed database would touch freed memory. */
+  private final Object lifecycle = new Object();
 
   private RocksStorage(Path dir, RocksDB db, ColumnFamilyHandle data, ColumnFamilyHandle meta,
       List<AutoCloseable> resources, long durableVersion, long rowCacheBytes) {
@@ -277,6 +280,30 @@ public final class RocksStorage implements AutoCloseable {
     }
   }
 
+  /** Every commit up to this version is in the storage or being written to it. */
+  public long applyingVersion() {
+    return applyingVersion;
+  }
+
+  /**
+   * Makes {@code target} (which must not exist) a consistent copy of the storage as it is now: RocksDB
+   * flushes its memtables and hard-links its files there (copies them when {@code target} is on another
+   * file system). Its durable version is at least the one before the call and at most
+   * {@link #applyingVersion()} after it.
+   */
+  public void checkpoint(Path target) {
+    synchronized (lifecycle) {
+      if (closed) {
+        throw new IllegalStateException("the engine's storage " + dir + " is closed");
+      }
+      try (Checkpoint checkpoint = Checkpoint.create(db)) {
+        checkpoint.createCheckpoint(target.toString());
+      } catch (RocksDBException e) {
+        throw new StorageFailure("a checkpoint of " + dir + " into " + target + " failed: " + e.getMessage(), e);
+      }
+    }
+  }
+
   /** Makes everything applied so far durable in RocksDB's own files (the log behind it can then go). */
   public void flush() {
     try (FlushOptions options = new FlushOptions().setWaitForFlush(true)) {
@@ -288,6 +315,12 @@ public final class RocksStorage implements AutoCloseable {
 
   @Override
   public void close() {
+    synchronized (lifecycle) {
+      closeOnce();
+    }
+  }
+
+  private void closeOnce() {
     if (closed) {
       return;
     }
