@@ -752,10 +752,10 @@ public final class DurableStorageBenchmark {
   // ---------------------------------------------------------------------------------------------
   // loading
 
-  private record Loaded(Path dir, boolean reused) {}
+  record Loaded(Path dir, boolean reused) {}
 
   /** An existing directory named by {@code arg}, reused and kept, or a fresh one loaded with {@code arg} keys. */
-  private static Loaded loadedOrLoad(String arg, String label) throws Exception {
+  static Loaded loadedOrLoad(String arg, String label) throws Exception {
     Path given = Paths.get(arg);
     if (Files.isDirectory(given)) {
       System.out.printf("reusing %s (%s on disk)%n", given, mib(dirSize(given)));

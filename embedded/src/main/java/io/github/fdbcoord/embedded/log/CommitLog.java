@@ -272,11 +272,8 @@ public final class CommitLog implements AutoCloseable {
       // Once closed, the directory may belong to another process: read nothing from it.
       writer.checkOpen();
       long after = storage.copy();
+      // May be above every record: a version that an idle database's read versions moved to.
       long upTo = through.getAsLong();
-      if (upTo > segments.syncedVersion()) {
-        throw new IllegalArgumentException("version " + upTo + " is not synced yet (synced through "
-            + segments.syncedVersion() + ")");
-      }
       long base = after + 1;
       long last = after;
       Path file = target.resolve(LogFormat.segmentName(base));

@@ -64,11 +64,6 @@ final class LogSegments {
     }
   }
 
-  /** Version of the newest synced record. */
-  long syncedVersion() {
-    return syncedVersion;
-  }
-
   /** Records that {@code count} more records of {@code current}, through {@code lastVersion}, are synced. */
   void recordSynced(Segment current, long lastVersion, long count) {
     synchronized (segments) {
