@@ -62,7 +62,7 @@ public final class BackupBenchmark {
         }, pool));
       }
       TimeUnit.SECONDS.sleep(3);
-      double before = rate(commits, seconds);
+      double before = DurableStorageBenchmark.measureWindow(commits, seconds);
       System.out.printf("before: %,.0f commits/s over %d s  [%s]%n", before, seconds, DurableStorageBenchmark.load());
 
       long c0 = commits.sum();
@@ -73,7 +73,7 @@ public final class BackupBenchmark {
           info.duration().toMillis() / 1e3, info.version(), info.files(), DurableStorageBenchmark.mib(info.bytes()),
           during, DurableStorageBenchmark.load());
 
-      double after = rate(commits, seconds);
+      double after = DurableStorageBenchmark.measureWindow(commits, seconds);
       System.out.printf("after: %,.0f commits/s over %d s  [%s]%n", after, seconds, DurableStorageBenchmark.load());
       stop.set(true);
       CompletableFuture.allOf(running.toArray(new CompletableFuture[0])).join();
@@ -92,12 +92,5 @@ public final class BackupBenchmark {
     if (!loaded.reused()) {
       DurableStorageBenchmark.cleanUp(loaded.dir());
     }
-  }
-
-  private static double rate(LongAdder counter, int seconds) throws InterruptedException {
-    long start = System.nanoTime();
-    long before = counter.sum();
-    TimeUnit.SECONDS.sleep(seconds);
-    return (counter.sum() - before) / ((System.nanoTime() - start) / 1e9);
   }
 }

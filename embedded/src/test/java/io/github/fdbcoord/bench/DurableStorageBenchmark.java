@@ -884,7 +884,7 @@ public final class DurableStorageBenchmark {
     return measureWindow(counter, seconds);
   }
 
-  private static double measureWindow(LongAdder counter, int seconds) throws InterruptedException {
+  static double measureWindow(LongAdder counter, int seconds) throws InterruptedException {
     long start = System.nanoTime();
     long before = counter.sum();
     TimeUnit.SECONDS.sleep(seconds);

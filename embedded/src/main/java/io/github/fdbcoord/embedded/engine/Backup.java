@@ -1,5 +1,6 @@
 package io.github.fdbcoord.embedded.engine;
 
+import io.github.fdbcoord.embedded.log.ChecksummedText;
 import io.github.fdbcoord.embedded.log.CommitLog;
 import io.github.fdbcoord.embedded.log.FileLayer;
 import io.github.fdbcoord.embedded.log.Manifest;
@@ -11,7 +12,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
@@ -108,6 +108,8 @@ public final class Backup {
       Path storageCopy = target.resolve(RocksStorage.DIRECTORY);
       CommitLog.CopiedTail tail = log.copyForBackup(target, () -> {
         long before = storage.durableVersion();
+        // The checkpoint holds what RocksDB's files hold: everything up to `before` must be in them.
+        storage.flush();
         storage.checkpoint(storageCopy);
         return before;
       }, () -> Math.max(acknowledged, storage.applyingVersion()));
@@ -247,24 +249,13 @@ public final class Backup {
       throw new IOException("backup " + backup + " is incomplete: it has no " + FILE + " file, which a backup writes"
           + " last (the backup did not finish, or this is not a backup directory)");
     }
-    byte[] bytes = Files.readAllBytes(file);
-    String text = new String(bytes, StandardCharsets.UTF_8);
-    int crcLine = text.lastIndexOf("crc32c ");
-    if (crcLine < 0 || !text.endsWith("\n")) {
-      throw corrupt(file, "it has no checksum line (cut short?)");
-    }
-    CRC32C crc = new CRC32C();
-    crc.update(bytes, 0, text.substring(0, crcLine).getBytes(StandardCharsets.UTF_8).length);
-    if (!text.substring(crcLine + 7, text.length() - 1).trim().equals(hex(crc.getValue()))) {
-      throw corrupt(file, "checksum mismatch");
-    }
-    String[] lines = text.substring(0, crcLine).split("\n");
+    String[] lines = ChecksummedText.lines(Files.readAllBytes(file), why -> corrupt(file, why));
     if (lines.length < 4 || !lines[0].equals(MAGIC)) {
       throw corrupt(file, "unknown header '" + (lines.length == 0 ? "" : lines[0]) + "'");
     }
     try {
-      long version = Long.parseLong(field(lines[1], "version "));
-      long storageVersion = Long.parseLong(field(lines[2], "storage-version "));
+      long version = ChecksummedText.number(lines[1], "version ");
+      long storageVersion = ChecksummedText.number(lines[2], "storage-version ");
       Map<String, Listed> files = new TreeMap<>();
       for (int i = 4; i < lines.length; i++) {
         String[] parts = lines[i].split(" ", 4);
@@ -277,13 +268,6 @@ public final class Backup {
     } catch (NumberFormatException e) {
       throw corrupt(file, "a number is unreadable (" + e.getMessage() + ")");
     }
-  }
-
-  private static String field(String line, String prefix) {
-    if (!line.startsWith(prefix)) {
-      throw new NumberFormatException("expected '" + prefix.trim() + "', found '" + line + "'");
-    }
-    return line.substring(prefix.length());
   }
 
   private static IOException corrupt(Path file, String why) {
@@ -299,10 +283,7 @@ public final class Backup {
     b.append("created ").append(Instant.now()).append('\n');
     contents.files.forEach((name, listed) -> b.append("file ").append(listed.size).append(' ')
         .append(hex(listed.crc)).append(' ').append(name).append('\n'));
-    byte[] body = b.toString().getBytes(StandardCharsets.UTF_8);
-    CRC32C crc = new CRC32C();
-    crc.update(body);
-    return (b + "crc32c " + hex(crc.getValue()) + "\n").getBytes(StandardCharsets.UTF_8);
+    return ChecksummedText.seal(b.toString());
   }
 
   private static String hex(long crc) {
