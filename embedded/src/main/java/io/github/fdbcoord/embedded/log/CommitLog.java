@@ -285,6 +285,10 @@ public final class CommitLog implements AutoCloseable {
           if (s.lastVersion <= after || s.base > upTo) {
             continue;
           }
+          if (copied[0] == after && s.base > after + 1) {
+            throw new IOException("commit log " + dir + " no longer holds versions " + (after + 1) + " to "
+                + (s.base - 1) + ", which the storage's copy lacks: its oldest needed segment is " + s.path);
+          }
           SegmentReader.Span span = SegmentReader.readBetween(files, s.path, s.base, after, upTo, (version, payload) -> {
             ByteBuffer record = ByteBuffer.allocate(LogFormat.RECORD_HEADER_SIZE + payload.length);
             LogFormat.putRecord(record, version, 1, payload);
