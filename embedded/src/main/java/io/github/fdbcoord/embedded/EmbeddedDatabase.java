@@ -5,6 +5,7 @@ import io.github.fdbcoord.embedded.client.EmbeddedTransaction;
 import io.github.fdbcoord.embedded.client.OptionParams;
 import io.github.fdbcoord.embedded.client.TransactionDefaults;
 import io.github.fdbcoord.embedded.client.Unsupported;
+import io.github.fdbcoord.embedded.engine.Backup;
 import io.github.fdbcoord.embedded.engine.DurableStore;
 import io.github.fdbcoord.embedded.engine.Engine;
 import io.github.fdbcoord.embedded.engine.Limits;
@@ -19,6 +20,9 @@ import com.apple.foundationdb.Transaction;
 import com.apple.foundationdb.tuple.Tuple;
 import io.github.fdbcoord.fdb.FdbErrors;
 
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
@@ -147,6 +151,45 @@ public final class EmbeddedDatabase implements Database {
    */
   public java.util.Optional<String> storageDamage() {
     return java.util.Optional.ofNullable(engine.storageDamage());
+  }
+
+  /**
+   * Backs the running database up into {@code target} (missing or empty, outside the data directory)
+   * on the database's executor; see {@link #backup(Path, Executor)}.
+   */
+  public CompletableFuture<BackupInfo> backup(Path target) {
+    return backup(target, executor);
+  }
+
+  /**
+   * Backs the running database up into {@code target}, a directory that is missing or empty and lies
+   * outside the data directory, while commits go on: a RocksDB checkpoint of the storage (hard links
+   * when on the same file system) and the commit log's records after it, then a list of every file with
+   * its CRC32C, written last. The backup holds every commit acknowledged before this call. The work
+   * runs on {@code executor}; the caller's thread only checks {@code target}. Open the backup with
+   * {@link #restore}. The future fails with {@link IllegalStateException} for a database in memory, closed
+   * or failed, with {@link IllegalArgumentException} for an unusable {@code target}, and with
+   * {@link java.io.UncheckedIOException} when writing fails (what it wrote is removed).
+   */
+  public CompletableFuture<BackupInfo> backup(Path target, Executor executor) {
+    return engine.backup(target, executor).thenApply(EmbeddedDatabase::info);
+  }
+
+  /**
+   * Makes {@code dataDirectory} (missing or empty) a data directory that opens to exactly the state the
+   * backup in {@code backup} holds, after checking each of its files against the list the backup wrote
+   * last. Offline: nothing may have {@code dataDirectory} open.
+   *
+   * @throws IOException naming what is wrong when the backup is incomplete (it never finished) or
+   *     damaged (a file missing, changed or added), in which case nothing is left in
+   *     {@code dataDirectory}, or when {@code dataDirectory} is not empty
+   */
+  public static BackupInfo restore(Path backup, Path dataDirectory) throws IOException {
+    return info(Backup.restore(backup, dataDirectory));
+  }
+
+  private static BackupInfo info(Backup.Result r) {
+    return new BackupInfo(r.directory(), r.version(), r.bytes(), r.files(), Duration.ofNanos(r.nanos()));
   }
 
   @Override

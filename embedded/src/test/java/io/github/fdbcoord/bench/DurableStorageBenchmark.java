@@ -752,10 +752,10 @@ public final class DurableStorageBenchmark {
   // ---------------------------------------------------------------------------------------------
   // loading
 
-  private record Loaded(Path dir, boolean reused) {}
+  record Loaded(Path dir, boolean reused) {}
 
   /** An existing directory named by {@code arg}, reused and kept, or a fresh one loaded with {@code arg} keys. */
-  private static Loaded loadedOrLoad(String arg, String label) throws Exception {
+  static Loaded loadedOrLoad(String arg, String label) throws Exception {
     Path given = Paths.get(arg);
     if (Files.isDirectory(given)) {
       System.out.printf("reusing %s (%s on disk)%n", given, mib(dirSize(given)));
@@ -884,7 +884,7 @@ public final class DurableStorageBenchmark {
     return measureWindow(counter, seconds);
   }
 
-  private static double measureWindow(LongAdder counter, int seconds) throws InterruptedException {
+  static double measureWindow(LongAdder counter, int seconds) throws InterruptedException {
     long start = System.nanoTime();
     long before = counter.sum();
     TimeUnit.SECONDS.sleep(seconds);

@@ -38,12 +38,15 @@ public final class CoordinationMain {
   static final String USAGE = String.join(System.lineSeparator(),
       "usage: java -XX:+ExitOnOutOfMemoryError -jar vertx-fdb-coordination-service-fat.jar [config.json]",
       "       java -jar vertx-fdb-coordination-service-fat.jar --help",
+      "       java -jar vertx-fdb-coordination-service-fat.jar restore <backup> <dataDirectory>",
       "",
       "Runs the coordination service (FoundationDB layers on the Vert.x event bus, HTTP API).",
       "  config.json   the configuration file (default: conf/config.json in the working directory);",
       "                keys and defaults in docs/vertx.md. A missing or unreadable file is an error.",
       "Environment overrides: FDBCOORD_HTTP_HOST, FDBCOORD_HTTP_PORT, FDBCOORD_HTTP_TOKEN,",
       "  FDBCOORD_CLUSTER_FILE (switches to the cluster engine), FDBCOORD_DATA_DIR.",
+      "restore: makes <dataDirectory> (missing or empty) a data directory holding the backup that",
+      "  POST /admin/backup wrote into <backup>, after checking every file of it; offline.",
       "Exit codes: 0 stopped by SIGTERM/SIGINT (or --help), 1 failed to start, 2 bad command line or",
       "  configuration, 3 out of memory or another fatal JVM error.");
 
@@ -64,6 +67,10 @@ public final class CoordinationMain {
 
   public static void main(String[] args) throws Exception {
     installFatalErrorHandler();
+    if (args.length > 0 && args[0].equals("restore")) {
+      System.exit(restore(args, System.out, System.err));
+      return;
+    }
     JsonObject config;
     try {
       config = configuration(args);
@@ -136,6 +143,29 @@ public final class CoordinationMain {
         ownedStore.close();
       }
     }, "fdbcoord-shutdown"));
+  }
+
+  /**
+   * {@code restore <backup> <dataDirectory>}: restores a backup of the durable embedded store into a new
+   * data directory. Returns the exit status: 0 restored, 1 refused or failed (the message names the
+   * damaged file or the non-empty target), 2 bad command line.
+   */
+  static int restore(String[] args, java.io.PrintStream out, java.io.PrintStream err) {
+    if (args.length != 3) {
+      err.println("restore needs two arguments, the backup directory and the new data directory; got "
+          + (args.length - 1) + System.lineSeparator() + USAGE);
+      return 2;
+    }
+    try {
+      var info = io.github.fdbcoord.embedded.EmbeddedDatabase.restore(Path.of(args[1]), Path.of(args[2]));
+      out.println("restored the backup " + Path.of(args[1]).toAbsolutePath() + " at version " + info.version() + " ("
+          + info.files() + " files, " + info.bytes() + " bytes) into " + info.directory() + " in "
+          + info.duration().toMillis() + " ms; start the service with store.dataDirectory " + info.directory());
+      return 0;
+    } catch (IOException | java.nio.file.InvalidPathException e) {
+      err.println("restore failed: " + e.getMessage());
+      return 1;
+    }
   }
 
   /** Vert.x with Micrometer metrics (Vert.x and JVM meters) bound to the service's registry. */

@@ -274,7 +274,7 @@ public final class CoordinationVerticle extends VerticleBase {
         // The mutex routes keep the event bus: an acquire's wait is bounded by its send timeout.
         mutexVerticle));
     if (config.httpEnabled()) {
-      http = new HttpVerticle(config, metrics, this::health, local);
+      http = new HttpVerticle(config, metrics, this::health, local, this::backup);
       verticles.add(http);
     }
     Future<?> chain = Future.succeededFuture();
@@ -307,6 +307,22 @@ public final class CoordinationVerticle extends VerticleBase {
   private static String heldSuffix(Database database) {
     String held = heldCommits(database);
     return held == null ? "" : " (commits are held: " + held + ")";
+  }
+
+  /**
+   * Backs the store up into {@code target} on a store worker (see {@code EmbeddedDatabase.backup}):
+   * the backup's version, size, file count and duration. Only the durable embedded engine has backups.
+   */
+  Future<JsonObject> backup(java.nio.file.Path target) {
+    if (!(database instanceof io.github.fdbcoord.embedded.EmbeddedDatabase embedded)
+        || embedded.embeddedOptions().dataDirectory() == null) {
+      return Future.failedFuture(new IllegalStateException("the store " + storeDescription() + " has no online backup"
+          + " here: only the durable embedded engine (store.dataDirectory) has one; back FoundationDB up with"
+          + " fdbbackup"));
+    }
+    return workers.call(context, () -> embedded.backup(target, workers.executor()))
+        .map(info -> new JsonObject().put("directory", info.directory().toString()).put("version", info.version())
+            .put("bytes", info.bytes()).put("files", info.files()).put("durationMs", info.duration().toMillis()));
   }
 
   /** How long the health probe's write may take. */

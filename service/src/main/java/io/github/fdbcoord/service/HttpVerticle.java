@@ -11,9 +11,11 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.handler.BodyHandler;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import static io.github.fdbcoord.service.HttpResponses.error;
@@ -35,20 +37,27 @@ public final class HttpVerticle extends VerticleBase {
   private final Metrics metrics;
   private final Supplier<Future<JsonObject>> health;
   private final LocalLayers local;
+  private final Function<Path, Future<JsonObject>> backup;
   private HttpServer server;
   private MutexRoutes mutexRoutes;
   private final Set<WebSocketSession> sessions = ConcurrentHashMap.newKeySet();
 
   public HttpVerticle(CoordinationConfig config, Metrics metrics, Supplier<Future<JsonObject>> health) {
-    this(config, metrics, health, new LocalLayers());
+    this(config, metrics, health, new LocalLayers(), target -> Future.failedFuture(new IllegalStateException(
+        "this server has no store to back up")));
   }
 
-  /** A server whose routes call the layers in {@code local} directly, the others over the event bus. */
-  HttpVerticle(CoordinationConfig config, Metrics metrics, Supplier<Future<JsonObject>> health, LocalLayers local) {
+  /**
+   * A server whose routes call the layers in {@code local} directly, the others over the event bus;
+   * {@code backup} backs the store up into a directory ({@link AdminRoutes}).
+   */
+  HttpVerticle(CoordinationConfig config, Metrics metrics, Supplier<Future<JsonObject>> health, LocalLayers local,
+      Function<Path, Future<JsonObject>> backup) {
     this.config = config;
     this.metrics = metrics;
     this.health = health;
     this.local = local;
+    this.backup = backup;
   }
 
   @Override
@@ -75,6 +84,7 @@ public final class HttpVerticle extends VerticleBase {
     router.route().handler(BodyHandler.create(false).setBodyLimit(config.bodyLimit()));
     dashboard.mount(router);
     mountOperations(router);
+    new AdminRoutes(config, backup).mount(router);
     new DirectoryRoutes(forward).mount(router);
     new AllocatorRoutes(forward).mount(router);
     new InternerRoutes(forward).mount(router);

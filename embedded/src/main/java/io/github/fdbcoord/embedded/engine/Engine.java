@@ -51,6 +51,7 @@ public final class Engine implements TransactionEngine, AutoCloseable {
   private final long baseVersion;
   private final long baseNanos;
   private final CommitLog log;
+  private final EngineConfig config;
   /** The state below the MVCC window (durable mode), or null in memory. */
   private final RocksStorage storage;
   /** Durable mode only (else null): moves versions that left the MVCC window into the storage. */
@@ -74,6 +75,7 @@ public final class Engine implements TransactionEngine, AutoCloseable {
   Engine(EngineConfig config, VersionedStore store, CommitLog log, long recoveredVersion) {
     this.store = store;
     this.log = log;
+    this.config = config;
     this.storage = store.base();
     this.readLatencyNanos = config.readLatencyNanos();
     this.commitLatencyNanos = config.commitLatencyNanos();
@@ -188,6 +190,43 @@ public final class Engine implements TransactionEngine, AutoCloseable {
       }
     }
     return visible;
+  }
+
+  /**
+   * Starts a backup into {@code target} (see {@link Backup}): once every commit acknowledged so far
+   * is durable, the rest runs on {@code executor}. Commits go on meanwhile. The future fails with
+   * {@link IllegalStateException} for an engine in memory, closed or failed, and with
+   * {@link IllegalArgumentException} for a target that is not empty or lies inside the data directory.
+   */
+  public CompletableFuture<Backup.Result> backup(Path target, Executor executor) {
+    if (log == null) {
+      return CompletableFuture.failedFuture(new IllegalStateException(
+          "the database is in memory: there is no data directory to back up"));
+    }
+    CompletableFuture<Void> durable;
+    long acknowledged;
+    Path checked;
+    try {
+      checkUsable();
+      checked = Backup.prepareTarget(target, config);
+    } catch (FDBException e) {
+      return CompletableFuture.failedFuture(new IllegalStateException("the database cannot be backed up: "
+          + e.getMessage(), e));
+    } catch (IllegalArgumentException e) {
+      return CompletableFuture.failedFuture(e);
+    } catch (java.io.IOException e) {
+      return CompletableFuture.failedFuture(new java.io.UncheckedIOException("cannot create the backup directory "
+          + target + ": " + e.getMessage(), e));
+    }
+    commitLock.lock();
+    try {
+      // Every commit acknowledged before now has a version at or below this one.
+      acknowledged = lastAssigned;
+      durable = lastDurable;
+    } finally {
+      commitLock.unlock();
+    }
+    return durable.thenApplyAsync(x -> Backup.write(checked, acknowledged, log, storage), executor);
   }
 
   /** The most watches the database allows at once (FoundationDB's MAX_WATCHES database option). */

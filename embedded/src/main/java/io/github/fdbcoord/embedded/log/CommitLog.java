@@ -6,10 +6,12 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileLock;
 import java.nio.file.Path;
 import java.text.MessageFormat;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -238,6 +240,79 @@ public final class CommitLog implements AutoCloseable {
       }
       files.syncDirectory(dir);
       writer.forgetRollsThrough(version);
+    }
+  }
+
+  /**
+   * A log copied for a backup: it starts after {@code storageVersion} (what the storage copy holds at
+   * least) and recovers to the state at {@code version}; {@code lastRecord} is its newest record's version.
+   */
+  public record CopiedTail(long storageVersion, long version, long lastRecord) {}
+
+  /** The storage's part of a backup, taken while the log keeps every record after the storage's version. */
+  public interface StorageCopy {
+    /**
+     * Copies the storage; returns a version that the copy holds every commit up to (it may hold
+     * later ones too: recovery skips the records it has).
+     */
+    long copy() throws IOException;
+  }
+
+  /**
+   * The log's part of a backup: with truncation held off, takes {@code storage}'s copy, then writes into
+   * {@code target} a log of one segment holding this log's records after the copy's version through
+   * {@code through} (asked once the copy is taken; its commits must be synced) and its manifest, so that
+   * the copy beside them recovers to the state at {@code through}.
+   *
+   * @throws IOException when a segment does not hold the records its place in the log says it does
+   */
+  public CopiedTail copyForBackup(Path target, StorageCopy storage, java.util.function.LongSupplier through)
+      throws IOException {
+    synchronized (snapshotLock) {
+      // Once closed, the directory may belong to another process: read nothing from it.
+      writer.checkOpen();
+      long after = storage.copy();
+      // May be above every record: a version that an idle database's read versions moved to.
+      long upTo = through.getAsLong();
+      long base = after + 1;
+      long last = after;
+      Path file = target.resolve(LogFormat.segmentName(base));
+      try (FileLayer.OpenFile out = files.open(file, FileLayer.Mode.CREATE_NEW)) {
+        out.write(LogFormat.segmentHeader(base, 1), 0);
+        long[] position = {LogFormat.SEGMENT_HEADER_SIZE};
+        long[] copied = {after};
+        for (LogSegments.Segment s : segments.copy()) {
+          if (s.lastVersion <= after || s.base > upTo) {
+            continue;
+          }
+          if (copied[0] == after && s.base > after + 1) {
+            throw new IOException("commit log " + dir + " no longer holds versions " + (after + 1) + " to "
+                + (s.base - 1) + ", which the storage's copy lacks: its oldest needed segment is " + s.path);
+          }
+          SegmentReader.Span span = SegmentReader.readBetween(files, s.path, s.base, after, upTo, (version, payload) -> {
+            ByteBuffer record = ByteBuffer.allocate(LogFormat.RECORD_HEADER_SIZE + payload.length);
+            LogFormat.putRecord(record, version, 1, payload);
+            try {
+              out.write(record.flip(), position[0]);
+            } catch (IOException e) {
+              throw new UncheckedIOException(e);
+            }
+            position[0] += record.limit();
+            copied[0] = version;
+          });
+          long expected = Math.min(s.lastVersion, upTo);
+          if (!span.reachedLater() && span.lastVersion() < expected) {
+            throw new IOException("commit log segment " + s.path + " ends at version " + span.lastVersion()
+                + " but its records were synced through version " + expected + ": it is damaged");
+          }
+        }
+        out.force(true);
+        last = copied[0];
+      } catch (UncheckedIOException e) {
+        throw e.getCause();
+      }
+      new Manifest(base, last, List.of(new Manifest.Entry(base, -1))).write(files, target);
+      return new CopiedTail(after, upTo, last);
     }
   }
 

@@ -129,6 +129,18 @@ final class GroupCommitWriter {
     }
   }
 
+  /** @throws IllegalStateException once the writer is closed (the directory may belong to another process) */
+  void checkOpen() {
+    mutex.lock();
+    try {
+      if (closing) {
+        throw new IllegalStateException("commit log " + dir + " is closed");
+      }
+    } finally {
+      mutex.unlock();
+    }
+  }
+
   /** See {@link CommitLog#bytesSinceSnapshot}. */
   long bytesSinceSnapshot() {
     mutex.lock();

@@ -51,6 +51,19 @@ final class LogSegments {
     }
   }
 
+  /** A copy of the segments as they are now, oldest first (what each holds may grow after). */
+  List<Segment> copy() {
+    synchronized (segments) {
+      List<Segment> out = new ArrayList<>(segments.size());
+      for (Segment s : segments) {
+        Segment c = new Segment(s.path, s.base, s.lastVersion, s.records);
+        c.closed = s.closed;
+        out.add(c);
+      }
+      return out;
+    }
+  }
+
   /** Records that {@code count} more records of {@code current}, through {@code lastVersion}, are synced. */
   void recordSynced(Segment current, long lastVersion, long count) {
     synchronized (segments) {

@@ -2,7 +2,6 @@ package io.github.fdbcoord.embedded.log;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -71,37 +70,18 @@ public record Manifest(long logStart, long acknowledgedThrough, List<Entry> segm
       }
       b.append('\n');
     }
-    byte[] body = b.toString().getBytes(StandardCharsets.US_ASCII);
-    String crc = String.format("crc32c %08x%n", LogFormat.crc(body, 0, body.length));
-    byte[] out = new byte[body.length + crc.length()];
-    System.arraycopy(body, 0, out, 0, body.length);
-    System.arraycopy(crc.getBytes(StandardCharsets.US_ASCII), 0, out, body.length, crc.length());
-    return out;
+    return ChecksummedText.seal(b.toString());
   }
 
   /** Parses a manifest, failing with a message that says what is wrong with {@code file}. */
   static Manifest decode(byte[] bytes, Path file) throws IOException {
-    String text = new String(bytes, StandardCharsets.US_ASCII);
-    int crcLine = text.lastIndexOf("crc32c ");
-    if (crcLine < 0 || !text.endsWith("\n")) {
-      throw corrupt(file, bytes.length == 0 ? "the file is empty" : "it has no checksum line (cut short?)");
-    }
-    long expected;
-    try {
-      expected = Long.parseLong(text.substring(crcLine + 7, text.length() - 1).trim(), 16);
-    } catch (NumberFormatException e) {
-      throw corrupt(file, "its checksum line is unreadable");
-    }
-    if ((LogFormat.crc(bytes, 0, crcLine) & 0xffffffffL) != expected) {
-      throw corrupt(file, "checksum mismatch");
-    }
-    String[] lines = text.substring(0, crcLine).split("\n");
+    String[] lines = ChecksummedText.lines(bytes, why -> corrupt(file, why));
     if (lines.length < 3 || !lines[0].equals(MAGIC + " " + FORMAT)) {
       throw corrupt(file, "unknown header '" + (lines.length == 0 ? "" : lines[0]) + "'");
     }
     try {
-      long logStart = number(lines[1], "log-start ");
-      long acknowledged = number(lines[2], "acknowledged-through ");
+      long logStart = ChecksummedText.number(lines[1], "log-start ");
+      long acknowledged = ChecksummedText.number(lines[2], "acknowledged-through ");
       List<Entry> segments = new ArrayList<>();
       for (int i = 3; i < lines.length; i++) {
         String[] parts = lines[i].split(" ");
@@ -120,13 +100,6 @@ public record Manifest(long logStart, long acknowledgedThrough, List<Entry> segm
     } catch (NumberFormatException e) {
       throw corrupt(file, "a number is unreadable (" + e.getMessage() + ")");
     }
-  }
-
-  private static long number(String line, String prefix) {
-    if (!line.startsWith(prefix)) {
-      throw new NumberFormatException("expected '" + prefix.trim() + "', found '" + line + "'");
-    }
-    return Long.parseLong(line.substring(prefix.length()));
   }
 
   private static IOException corrupt(Path file, String why) {

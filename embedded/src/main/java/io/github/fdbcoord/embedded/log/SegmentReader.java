@@ -119,6 +119,46 @@ public final class SegmentReader {
     }
   }
 
+  /** What {@link #readBetween} found: the last record passed on, and whether a later one stopped the read. */
+  record Span(long lastVersion, boolean reachedLater) {}
+
+  /**
+   * Passes on the records of {@code file} with versions in ({@code after}, {@code through}], in order,
+   * stopping at the first record above {@code through} or the first bytes that are no intact record
+   * (the end of what was synced when {@code file} is the segment still being written).
+   */
+  static Span readBetween(FileLayer files, Path file, long base, long after, long through, RecordSink sink)
+      throws IOException {
+    try (FileLayer.OpenFile channel = files.open(file, FileLayer.Mode.READ)) {
+      FileWindow window = new FileWindow(channel, channel.size(), 1 << 20);
+      byte[] header = new byte[LogFormat.SEGMENT_HEADER_SIZE];
+      String headerProblem = checkHeader(window, header, base);
+      if (headerProblem != null) {
+        throw new IOException("commit log segment " + file + " is corrupt: " + headerProblem);
+      }
+      long lastVersion = base - 1;
+      long lastBatch = ByteBuffer.wrap(header).getLong(16);
+      byte[] recordHeader = new byte[LogFormat.RECORD_HEADER_SIZE];
+      long pos = LogFormat.SEGMENT_HEADER_SIZE;
+      while (pos < window.size()) {
+        Rec rec = parse(window, pos, lastVersion + 1, lastBatch, recordHeader);
+        if (rec == null) {
+          break;
+        }
+        if (rec.version > through) {
+          return new Span(lastVersion, true);
+        }
+        if (rec.version > after) {
+          sink.accept(rec.version, rec.payload);
+        }
+        lastVersion = rec.version;
+        lastBatch = rec.batch;
+        pos = rec.end;
+      }
+      return new Span(lastVersion, false);
+    }
+  }
+
   private static String checkHeader(FileWindow window, byte[] header, long base) throws IOException {
     if (!window.read(0, header, 0, header.length)) {
       return "file has " + window.size() + " bytes, shorter than a header";

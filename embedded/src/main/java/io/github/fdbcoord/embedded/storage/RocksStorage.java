@@ -18,6 +18,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.BloomFilter;
+import org.rocksdb.Checkpoint;
 import org.rocksdb.Cache;
 import org.rocksdb.ColumnFamilyDescriptor;
 import org.rocksdb.ColumnFamilyHandle;
@@ -86,6 +87,8 @@ public final class RocksStorage implements AutoCloseable {
   private final AtomicReference<StorageFailure> damage = new AtomicReference<>();
   /** Table files the RocksDB MANIFEST did not list when the storage was opened (see {@link #open}). */
   private final List<String> unlistedTables;
+  /** Serialises {@link #checkpoint} with {@link #close}: a checkpoint of a closed database would touch freed memory. */
+  private final Object lifecycle = new Object();
 
   private RocksStorage(Path dir, RocksDB db, ColumnFamilyHandle data, ColumnFamilyHandle meta,
       List<AutoCloseable> resources, long durableVersion, long rowCacheBytes, List<String> unlistedTables) {
@@ -564,6 +567,30 @@ public final class RocksStorage implements AutoCloseable {
     }
   }
 
+  /** Every commit up to this version is in the storage or being written to it. */
+  public long applyingVersion() {
+    return applyingVersion;
+  }
+
+  /**
+   * Makes {@code target} (which must not exist) a consistent copy of the storage as it is now: RocksDB
+   * flushes its memtables and hard-links its files there (copies them when {@code target} is on another
+   * file system). Its durable version is at least the one before the call and at most
+   * {@link #applyingVersion()} after it.
+   */
+  public void checkpoint(Path target) {
+    synchronized (lifecycle) {
+      if (closed) {
+        throw new IllegalStateException("the engine's storage " + dir + " is closed");
+      }
+      try (Checkpoint checkpoint = Checkpoint.create(db)) {
+        checkpoint.createCheckpoint(target.toString());
+      } catch (RocksDBException e) {
+        throw new StorageFailure("a checkpoint of " + dir + " into " + target + " failed: " + e.getMessage(), e);
+      }
+    }
+  }
+
   /** Makes everything applied so far durable in RocksDB's own files (the log behind it can then go). */
   public void flush() {
     try (FlushOptions options = new FlushOptions().setWaitForFlush(true)) {
@@ -575,6 +602,12 @@ public final class RocksStorage implements AutoCloseable {
 
   @Override
   public void close() {
+    synchronized (lifecycle) {
+      closeOnce();
+    }
+  }
+
+  private void closeOnce() {
     if (closed) {
       return;
     }
