@@ -586,7 +586,7 @@ public final class RocksStorage implements AutoCloseable {
       try (Checkpoint checkpoint = Checkpoint.create(db)) {
         checkpoint.createCheckpoint(target.toString());
       } catch (RocksDBException e) {
-        throw new StorageFailure("a checkpoint of " + dir + " into " + target + " failed: " + e.getMessage(), e);
+        throw failure("a checkpoint into " + target + " of", e);
       }
     }
   }
