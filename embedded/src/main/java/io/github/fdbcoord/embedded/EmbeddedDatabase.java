@@ -149,6 +149,11 @@ public final class EmbeddedDatabase implements Database {
     return java.util.Optional.ofNullable(engine.storageDamage());
   }
 
+  /** Passes the background scrub completed (tests wait for one). */
+  long scrubPasses() {
+    return engine.scrubPasses();
+  }
+
   @Override
   public Transaction createTransaction(Executor e) {
     return createTransaction(e, null);

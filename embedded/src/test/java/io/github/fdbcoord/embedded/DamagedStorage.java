@@ -26,18 +26,32 @@ public final class DamagedStorage {
 
   /** Writes {@code keys} keys with 100-byte random values (so that they fill several MiB of data blocks), closes cleanly. */
   public static void write(Path dir, int keys) {
+    write(dir, 0, keys);
+  }
+
+  /** Writes keys {@code first} to {@code end} (exclusive) as {@link #write(Path, int)} does: one more table file. */
+  public static void write(Path dir, int first, int end) {
     try (EmbeddedDatabase db = EmbeddedDatabase.open(EmbeddedOptions.durable(dir))) {
-      for (int i = 0; i < keys; i += 20_000) {
+      for (int i = first; i < end; i += 20_000) {
         int from = i;
         db.run(tr -> {
           byte[] value = new byte[100];
-          for (int k = from; k < Math.min(keys, from + 20_000); k++) {
+          for (int k = from; k < Math.min(end, from + 20_000); k++) {
             ThreadLocalRandom.current().nextBytes(value);
             tr.set(key(k), value.clone());
           }
           return null;
         });
       }
+    }
+  }
+
+  /** The storage's table files holding more than {@code minBytes}, largest first. */
+  public static java.util.List<Path> tables(Path dir, long minBytes) throws IOException {
+    try (Stream<Path> files = Files.list(dir.resolve("storage"))) {
+      return files.filter(p -> p.toString().endsWith(".sst") && p.toFile().length() > minBytes)
+          .sorted(Comparator.comparingLong((Path p) -> p.toFile().length()).reversed())
+          .toList();
     }
   }
 
