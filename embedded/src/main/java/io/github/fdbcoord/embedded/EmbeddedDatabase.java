@@ -149,8 +149,8 @@ public final class EmbeddedDatabase implements Database {
     return java.util.Optional.ofNullable(engine.storageDamage());
   }
 
-  /** Passes the background scrub completed (tests wait for one). */
-  long scrubPasses() {
+  /** Passes over the whole storage the background scrub completed since the database opened (0 when it is off). */
+  public long scrubPasses() {
     return engine.scrubPasses();
   }
 
