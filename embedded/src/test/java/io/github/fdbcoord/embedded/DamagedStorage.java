@@ -18,7 +18,18 @@ import org.rocksdb.SstFileReader;
  * RocksDB opens it), a table file damaged near its end, a MANIFEST cut in half, a deleted CURRENT.
  */
 public final class DamagedStorage {
+  /** The range every key {@link #key} makes lies in. */
+  public static final byte[] BEGIN = "damage/".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+  public static final byte[] END = "damage0".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
   private DamagedStorage() {}
+
+  /** A copy of the data directory {@code pristine} in {@code parent}, for one test to damage. */
+  public static Path copyOf(Path pristine, Path parent) throws IOException {
+    Path d = parent.resolve("data");
+    copy(pristine, d);
+    return d;
+  }
 
   public static byte[] key(int i) {
     return String.format("damage/%08d", i).getBytes(java.nio.charset.StandardCharsets.US_ASCII);

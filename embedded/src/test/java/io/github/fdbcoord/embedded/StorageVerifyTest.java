@@ -1,5 +1,7 @@
 package io.github.fdbcoord.embedded;
 
+import static io.github.fdbcoord.embedded.DamagedStorage.BEGIN;
+import static io.github.fdbcoord.embedded.DamagedStorage.END;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -26,8 +28,6 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(60)
 class StorageVerifyTest {
   private static final int KEYS = 20_000;
-  private static final byte[] BEGIN = "damage/".getBytes(StandardCharsets.US_ASCII);
-  private static final byte[] END = "damage0".getBytes(StandardCharsets.US_ASCII);
 
   @TempDir
   static Path pristine;
@@ -40,12 +40,6 @@ class StorageVerifyTest {
   static void writeOnce() {
     DamagedStorage.write(pristine, 0, KEYS);
     DamagedStorage.write(pristine, KEYS, 2 * KEYS);
-  }
-
-  private Path copyOfPristine() throws IOException {
-    Path d = dir.resolve("data");
-    DamagedStorage.copy(pristine, d);
-    return d;
   }
 
   /** Damages every table file holding keys; returns them. */
@@ -66,7 +60,7 @@ class StorageVerifyTest {
 
   @Test
   void checksumsVerifiedAtOpenFailTheOpenNamingEveryDamagedFile() throws Exception {
-    Path clean = copyOfPristine();
+    Path clean = DamagedStorage.copyOf(pristine, dir);
     try (EmbeddedDatabase db = EmbeddedDatabase.open(EmbeddedOptions.builder().dataDirectory(clean)
         .verifyChecksumsAtOpen(true).build())) {
       assertEquals(2 * KEYS, db.read(tr -> tr.getRange(BEGIN, END).asList().join()).size());
@@ -92,7 +86,7 @@ class StorageVerifyTest {
 
   @Test
   void verifyListsEveryDamagedFileOfAClosedDirectoryAndChangesNothing() throws Exception {
-    Path data = copyOfPristine();
+    Path data = DamagedStorage.copyOf(pristine, dir);
     assertEquals(List.of(), EmbeddedDatabase.verify(data));
     List<Path> tables = damageEveryTable(data);
     Map<String, Long> before = listing(data);
@@ -108,7 +102,7 @@ class StorageVerifyTest {
 
   @Test
   void verifyRefusesADirectoryInUseAndOneThatIsNoDataDirectory() throws Exception {
-    Path data = copyOfPristine();
+    Path data = DamagedStorage.copyOf(pristine, dir);
     try (EmbeddedDatabase db = EmbeddedDatabase.open(EmbeddedOptions.durable(data))) {
       IllegalStateException e = assertThrows(IllegalStateException.class, () -> EmbeddedDatabase.verify(data));
       assertTrue(e.getMessage().contains("is in use"), e.getMessage());
@@ -129,7 +123,7 @@ class StorageVerifyTest {
 
   @Test
   void theBackgroundScrubFindsDamageNoReadHasMetAndReportsItAsAReadWould() throws Exception {
-    Path data = copyOfPristine();
+    Path data = DamagedStorage.copyOf(pristine, dir);
     List<Path> tables = damageEveryTable(data);
     try (EmbeddedDatabase db = EmbeddedDatabase.open(EmbeddedOptions.builder().dataDirectory(data)
         .scrubInterval(Duration.ofMillis(50)).scrubBytesPerSecond(1L << 30).build())) {
@@ -144,7 +138,7 @@ class StorageVerifyTest {
 
   @Test
   void theBackgroundScrubOfAnIntactStorageReportsNothingWhileCommitsGoOn() throws Exception {
-    Path data = copyOfPristine();
+    Path data = DamagedStorage.copyOf(pristine, dir);
     try (EmbeddedDatabase db = EmbeddedDatabase.open(EmbeddedOptions.builder().dataDirectory(data)
         .scrubInterval(Duration.ofMillis(50)).scrubBytesPerSecond(1L << 30).build())) {
       int[] written = {0};
