@@ -299,8 +299,11 @@ public final class RocksStorage implements AutoCloseable {
   }
 
   private static <T> T readOnly(Path dir, ReadOnlyUse<T> use) throws IOException {
+    // Only the MANIFEST is needed: no table file is opened (RocksDB would open all of them, reading each one's
+    // footer and index, which at 10M keys doubled the time of the engine's open).
     try (Options listing = new Options(); ColumnFamilyOptions family = new ColumnFamilyOptions();
-        DBOptions options = new DBOptions()) {
+        DBOptions options = new DBOptions().setMaxOpenFiles(16).setSkipStatsUpdateOnDbOpen(true)
+            .setSkipCheckingSstFileSizesOnDbOpen(true)) {
       List<ColumnFamilyDescriptor> families = new ArrayList<>();
       for (byte[] name : RocksDB.listColumnFamilies(listing, dir.toString())) {
         families.add(new ColumnFamilyDescriptor(name, family));
