@@ -158,7 +158,8 @@ class StorageDamageTest {
     byte[] bytes = Files.readAllBytes(manifest);
     Files.write(manifest, java.util.Arrays.copyOf(bytes, bytes.length / 2));
     String m = openFails(data).getMessage();
-    assertTrue(m.contains("MANIFEST did not list") && m.contains(table.getFileName().toString()), m);
+    assertTrue(m.contains("MANIFEST did not list") && m.contains(table.getFileName().toString())
+        && m.contains("MANIFEST was damaged"), m);
     Path kept = data.resolve("storage-unlisted").resolve(table.getFileName());
     assertTrue(Files.exists(kept), "RocksDB deleted the table its MANIFEST lost; a copy is kept at " + kept);
     assertEquals(Files.size(pristine.resolve("storage").resolve(table.getFileName())), Files.size(kept));
