@@ -192,6 +192,11 @@ public final class EmbeddedDatabase implements Database {
     return new BackupInfo(r.directory(), r.version(), r.bytes(), r.files(), Duration.ofNanos(r.nanos()));
   }
 
+  /** Passes over the whole storage the background scrub completed since the database opened (0 when it is off). */
+  public long scrubPasses() {
+    return engine.scrubPasses();
+  }
+
   @Override
   public Transaction createTransaction(Executor e) {
     return createTransaction(e, null);

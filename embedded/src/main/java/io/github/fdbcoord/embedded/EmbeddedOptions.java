@@ -37,7 +37,7 @@ public final class EmbeddedOptions {
   private final long scrubBytesPerSecond;
 
   /** The default of {@link #scrubBytesPerSecond()}: 16 MiB/s. */
-  public static final long DEFAULT_SCRUB_BYTES_PER_SECOND = 16L << 20;
+  public static final long DEFAULT_SCRUB_BYTES_PER_SECOND = io.github.fdbcoord.store.StoreOptions.DEFAULT_SCRUB_BYTES_PER_SECOND;
 
   private EmbeddedOptions(Builder b) {
     this.verifyChecksumsAtOpen = b.verifyChecksumsAtOpen;

@@ -1,5 +1,7 @@
 package io.github.fdbcoord.embedded;
 
+import static io.github.fdbcoord.embedded.DamagedStorage.BEGIN;
+import static io.github.fdbcoord.embedded.DamagedStorage.END;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -32,8 +34,6 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(60)
 class StorageDamageTest {
   private static final int KEYS = 100_000;
-  private static final byte[] BEGIN = "damage/".getBytes(StandardCharsets.US_ASCII);
-  private static final byte[] END = "damage0".getBytes(StandardCharsets.US_ASCII);
 
   @TempDir
   static Path pristine;
@@ -44,12 +44,6 @@ class StorageDamageTest {
   @BeforeAll
   static void writeOnce() {
     DamagedStorage.write(pristine, KEYS);
-  }
-
-  private Path copyOfPristine() throws IOException {
-    Path d = dir.resolve("data");
-    DamagedStorage.copy(pristine, d);
-    return d;
   }
 
   private static FDBException fdbError(Throwable thrown) {
@@ -68,7 +62,7 @@ class StorageDamageTest {
 
   @Test
   void rangeReadsOverDamagedDataBlocksFailNamingTheFileAndTheStoreReportsItselfUnhealthy() throws Exception {
-    Path data = copyOfPristine();
+    Path data = DamagedStorage.copyOf(pristine, dir);
     Path table = DamagedStorage.largestTable(data);
     DamagedStorage.damageDataBlocks(table, 1 << 20);
     List<LogRecord> logged = new ArrayList<>();
@@ -120,7 +114,7 @@ class StorageDamageTest {
 
   @Test
   void aRangeClearOverDamagedStorageFailsItsCommitInsteadOfClearingPartOfTheRange() throws Exception {
-    Path data = copyOfPristine();
+    Path data = DamagedStorage.copyOf(pristine, dir);
     Path table = DamagedStorage.largestTable(data);
     // Every 16 KiB: every data block is damaged, so the clear meets damage wherever it starts.
     DamagedStorage.damageDataBlocks(table, 16 << 10);
@@ -143,7 +137,7 @@ class StorageDamageTest {
 
   @Test
   void aTableDamagedNearItsEndFailsTheOpenAsDamageNamingTheTableNeverAsInUse() throws Exception {
-    Path data = copyOfPristine();
+    Path data = DamagedStorage.copyOf(pristine, dir);
     Path table = DamagedStorage.largestTable(data);
     long length = Files.size(table);
     DamagedStorage.flip(table, length - 3000, length - 2000, 100);
@@ -155,7 +149,7 @@ class StorageDamageTest {
 
   @Test
   void aManifestCutInHalfFailsTheOpenNamingTheManifestAndKeepsTheTablesItNoLongerLists() throws Exception {
-    Path data = copyOfPristine();
+    Path data = DamagedStorage.copyOf(pristine, dir);
     Path table = DamagedStorage.largestTable(data);
     Path manifest;
     try (var files = Files.list(data.resolve("storage"))) {
@@ -164,7 +158,8 @@ class StorageDamageTest {
     byte[] bytes = Files.readAllBytes(manifest);
     Files.write(manifest, java.util.Arrays.copyOf(bytes, bytes.length / 2));
     String m = openFails(data).getMessage();
-    assertTrue(m.contains("MANIFEST did not list") && m.contains(table.getFileName().toString()), m);
+    assertTrue(m.contains("MANIFEST did not list") && m.contains(table.getFileName().toString())
+        && m.contains("MANIFEST was damaged"), m);
     Path kept = data.resolve("storage-unlisted").resolve(table.getFileName());
     assertTrue(Files.exists(kept), "RocksDB deleted the table its MANIFEST lost; a copy is kept at " + kept);
     assertEquals(Files.size(pristine.resolve("storage").resolve(table.getFileName())), Files.size(kept));
@@ -172,7 +167,7 @@ class StorageDamageTest {
 
   @Test
   void aDeletedCurrentFailsTheOpenNamingItAndLeavesTheStorageAsItWas() throws Exception {
-    Path data = copyOfPristine();
+    Path data = DamagedStorage.copyOf(pristine, dir);
     Path table = DamagedStorage.largestTable(data);
     Files.delete(data.resolve("storage").resolve("CURRENT"));
     for (int attempt = 0; attempt < 2; attempt++) {
@@ -187,7 +182,7 @@ class StorageDamageTest {
 
   @Test
   void aStorageOpenInThisProcessIsStillReportedInUse() throws Exception {
-    Path data = copyOfPristine();
+    Path data = DamagedStorage.copyOf(pristine, dir);
     try (EmbeddedDatabase db = EmbeddedDatabase.open(EmbeddedOptions.durable(data))) {
       IllegalStateException e = assertThrows(IllegalStateException.class,
           () -> EmbeddedDatabase.open(EmbeddedOptions.durable(data)).close());

@@ -23,7 +23,8 @@ import java.util.Set;
  * <pre>
  * {
  *   "store": {"engine": "embedded", "dataDirectory": null, "clusterFile": null, "storageCacheBytes": 67108864,
- *             "minFreeSpaceBytes": 104857600},
+ *             "minFreeSpaceBytes": 104857600, "verifyChecksumsAtOpen": false, "scrubIntervalMs": 0,
+ *             "scrubBytesPerSecond": 16777216},
  *   "rootDirectory": ["fdbcoord"],
  *   "addressPrefix": "fdb",
  *   "workerPoolSize": 8,
@@ -349,6 +350,10 @@ public final class CoordinationConfig {
         StoreOptions.DEFAULT_STORAGE_CACHE_BYTES, 1L << 20, 1L << 40);
     long minFreeSpaceBytes = longValue(store, "store.minFreeSpaceBytes", "minFreeSpaceBytes",
         StoreOptions.DEFAULT_MIN_FREE_SPACE_BYTES, 0, Long.MAX_VALUE);
+    boolean verifyChecksumsAtOpen = bool(store, "store.verifyChecksumsAtOpen", "verifyChecksumsAtOpen", false);
+    long scrubIntervalMs = longValue(store, "store.scrubIntervalMs", "scrubIntervalMs", 0, 0, Long.MAX_VALUE / 1_000_000);
+    long scrubBytesPerSecond = longValue(store, "store.scrubBytesPerSecond", "scrubBytesPerSecond",
+        StoreOptions.DEFAULT_SCRUB_BYTES_PER_SECOND, 1L << 10, 1L << 40);
     StoreOptions options;
     switch (engine) {
       case "embedded":
@@ -360,7 +365,8 @@ public final class CoordinationConfig {
       default:
         throw new IllegalArgumentException("store.engine must be \"embedded\" or \"cluster\", got \"" + engine + "\"");
     }
-    options = options.withStorageCacheBytes(storageCacheBytes).withMinFreeSpaceBytes(minFreeSpaceBytes);
+    options = options.withStorageCacheBytes(storageCacheBytes).withMinFreeSpaceBytes(minFreeSpaceBytes)
+        .withIntegrityChecks(verifyChecksumsAtOpen, Duration.ofMillis(scrubIntervalMs), scrubBytesPerSecond);
     return latencyMs == 0 ? options : options.withLatency(Duration.ofMillis(latencyMs));
   }
 

@@ -39,6 +39,7 @@ public final class CoordinationMain {
       "usage: java -XX:+ExitOnOutOfMemoryError -jar vertx-fdb-coordination-service-fat.jar [config.json]",
       "       java -jar vertx-fdb-coordination-service-fat.jar --help",
       "       java -jar vertx-fdb-coordination-service-fat.jar restore <backup> <dataDirectory>",
+      "       java -jar vertx-fdb-coordination-service-fat.jar verify <dataDirectory>",
       "",
       "Runs the coordination service (FoundationDB layers on the Vert.x event bus, HTTP API).",
       "  config.json   the configuration file (default: conf/config.json in the working directory);",
@@ -48,7 +49,11 @@ public final class CoordinationMain {
       "restore: makes <dataDirectory> (missing or empty) a data directory holding the backup that",
       "  POST /admin/backup wrote into <backup>, after checking every file of it; offline.",
       "Exit codes: 0 stopped by SIGTERM/SIGINT (or --help), 1 failed to start, 2 bad command line or",
-      "  configuration, 3 out of memory or another fatal JVM error.");
+      "  configuration, 3 out of memory or another fatal JVM error.",
+      "",
+      "verify reads every block of the embedded engine's storage in a data directory that no process has open",
+      "  and lists each damaged file. Exit codes: 0 nothing damaged, 1 damaged (each file listed) or the",
+      "  storage cannot be opened (why is printed), 2 bad command line, not a data directory, or in use.");
 
   /** Exit status after an OutOfMemoryError or another VirtualMachineError. */
   static final int EXIT_FATAL = 3;
@@ -66,6 +71,10 @@ public final class CoordinationMain {
   }
 
   public static void main(String[] args) throws Exception {
+    if (args.length > 0 && args[0].equals("verify")) {
+      System.exit(verify(args, System.out, System.err));
+      return;
+    }
     installFatalErrorHandler();
     if (args.length > 0 && args[0].equals("restore")) {
       System.exit(restore(args, System.out, System.err));
@@ -219,6 +228,35 @@ public final class CoordinationMain {
           + e.getMessage());
     }
     return config;
+  }
+
+  /**
+   * {@code verify <dataDirectory>}: reads every block of the storage of a data directory no process has open
+   * and prints each damaged file; returns the exit status (see {@link #USAGE}).
+   */
+  static int verify(String[] args, java.io.PrintStream out, java.io.PrintStream err) {
+    if (args.length != 2 || args[1].startsWith("-")) {
+      err.println("verify takes one argument, the data directory" + System.lineSeparator() + USAGE);
+      return 2;
+    }
+    Path dir = Path.of(args[1]);
+    List<String> damaged;
+    try {
+      damaged = io.github.fdbcoord.embedded.EmbeddedDatabase.verify(dir);
+    } catch (IllegalStateException | IllegalArgumentException e) {
+      err.println("verify: " + e.getMessage());
+      return 2;
+    } catch (java.io.UncheckedIOException e) {
+      err.println("verify: " + e.getMessage());
+      return 1;
+    }
+    for (String file : damaged) {
+      out.println("damaged: " + file);
+    }
+    out.println("verify: " + dir + ": " + (damaged.isEmpty() ? "every block of the storage's table files is intact"
+        : damaged.size() + " damaged table file" + (damaged.size() == 1 ? "" : "s")
+            + " (restore the data directory from a backup)"));
+    return damaged.isEmpty() ? 0 : 1;
   }
 
   private static String describe(CoordinationConfig c) {

@@ -50,6 +50,7 @@ public final class CoordinationVerticle extends VerticleBase {
   private final Metrics metrics;
   /** The store's held-commits gauge, removed at stop (null before the store opens). */
   private io.micrometer.core.instrument.Gauge heldGauge;
+  private io.micrometer.core.instrument.Gauge damageGauge;
   private CoordinationConfig config;
   private StoreWorkers workers;
   private Store store;
@@ -117,6 +118,7 @@ public final class CoordinationVerticle extends VerticleBase {
       this.database = database;
       workers.startCallsOnCallerThread(neverBlocksCaller(database));
       heldGauge = metrics.storeCommitsHeld(() -> heldCommits(database) != null);
+      damageGauge = metrics.storeCorruptionDetected(() -> storageDamage(database) != null);
       String held = heldCommits(database);
       if (held != null) {
         // Starting writes to the store: say why it cannot, rather than wait for space to come back.
@@ -303,6 +305,12 @@ public final class CoordinationVerticle extends VerticleBase {
         ? embedded.commitsHeldBecause().orElse(null) : null;
   }
 
+  /** The damage the embedded engine found in its storage's files (naming the first damaged file), or null. */
+  private static String storageDamage(Database database) {
+    return database instanceof io.github.fdbcoord.embedded.EmbeddedDatabase embedded
+        ? embedded.storageDamage().orElse(null) : null;
+  }
+
   /** " (commits are held: why)" while the embedded engine holds commits back, else "". */
   private static String heldSuffix(Database database) {
     String held = heldCommits(database);
@@ -334,6 +342,12 @@ public final class CoordinationVerticle extends VerticleBase {
    * that lost its logs).
    */
   Future<JsonObject> health() {
+    String damage = storageDamage(database);
+    if (damage != null) {
+      // Writes may still succeed, but some stored data cannot be read: the node must not look healthy.
+      return Future.failedFuture(new IllegalStateException("store is damaged: " + damage
+          + " (restore the data directory from a backup; `verify` lists every damaged file)"));
+    }
     long start = System.nanoTime();
     return workers.call(context, () -> StoreIdentity.writeHealth(database, rootSubspace, System.currentTimeMillis(),
             HEALTH_TIMEOUT_MS)
@@ -372,6 +386,10 @@ public final class CoordinationVerticle extends VerticleBase {
     if (heldGauge != null) {
       metrics.registry().remove(heldGauge);
       heldGauge = null;
+    }
+    if (damageGauge != null) {
+      metrics.registry().remove(damageGauge);
+      damageGauge = null;
     }
     try {
       if (mutexes != null) {

@@ -63,6 +63,13 @@ public final class FailureCodes {
         return failure(UNAVAILABLE, "unavailable", "store refuses writes: " + c.getMessage());
       }
     }
+    // Damaged storage under whatever a layer wrapped it in: its own reason, so that clients and operators
+    // tell it from a store that is merely out of reach.
+    for (Throwable c = e; c != null; c = c.getCause()) {
+      if (c instanceof com.apple.foundationdb.FDBException f && f.getCode() == FdbErrors.FILE_CORRUPT) {
+        return failure(UNAVAILABLE, "store_corrupt", "store error " + f.getCode() + ": " + f.getMessage());
+      }
+    }
     if (e instanceof DirectoryServiceException) {
       DirectoryServiceException d = (DirectoryServiceException) e;
       switch (d.kind()) {

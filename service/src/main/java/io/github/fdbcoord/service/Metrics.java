@@ -82,6 +82,18 @@ public final class Metrics {
         .register(registry);
   }
 
+  /**
+   * The gauge {@code fdbcoord_store_corruption_detected}: 1 once the embedded engine found a damaged file in
+   * its storage (a read, a write, the scrub or the check at open), else 0. Returns it, for removal when the
+   * service stops.
+   */
+  Gauge storeCorruptionDetected(BooleanSupplier damaged) {
+    return Gauge.builder("fdbcoord_store_corruption_detected", () -> damaged.getAsBoolean() ? 1 : 0)
+        .description("1 once the embedded engine found a damaged file in its storage (see /health)")
+        .strongReference(true)
+        .register(registry);
+  }
+
   /** One lock event published. */
   void lockEvent(String type) {
     registry.counter("fdbcoord_lock_events", "type", type).increment();

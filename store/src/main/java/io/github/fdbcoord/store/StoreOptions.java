@@ -18,18 +18,27 @@ public final class StoreOptions {
   private final Duration latency;
   private final long storageCacheBytes;
   private final long minFreeSpaceBytes;
+  private final boolean verifyChecksumsAtOpen;
+  private final Duration scrubInterval;
+  private final long scrubBytesPerSecond;
 
   /** The embedded engine's default RocksDB block cache. */
   public static final long DEFAULT_STORAGE_CACHE_BYTES = 64L << 20;
   /** The embedded engine's default disk-space reserve. */
   public static final long DEFAULT_MIN_FREE_SPACE_BYTES = 100L << 20;
+  /** The embedded engine's default read rate of its background scrub (when one is turned on). */
+  public static final long DEFAULT_SCRUB_BYTES_PER_SECOND = 16L << 20;
 
   private StoreOptions(Engine engine, Path dataDirectory, Path clusterFile, Duration latency) {
-    this(engine, dataDirectory, clusterFile, latency, DEFAULT_STORAGE_CACHE_BYTES, DEFAULT_MIN_FREE_SPACE_BYTES);
+    this(engine, dataDirectory, clusterFile, latency, DEFAULT_STORAGE_CACHE_BYTES, DEFAULT_MIN_FREE_SPACE_BYTES,
+        false, Duration.ZERO, DEFAULT_SCRUB_BYTES_PER_SECOND);
   }
 
   private StoreOptions(Engine engine, Path dataDirectory, Path clusterFile, Duration latency, long storageCacheBytes,
-      long minFreeSpaceBytes) {
+      long minFreeSpaceBytes, boolean verifyChecksumsAtOpen, Duration scrubInterval, long scrubBytesPerSecond) {
+    this.verifyChecksumsAtOpen = verifyChecksumsAtOpen;
+    this.scrubInterval = scrubInterval;
+    this.scrubBytesPerSecond = scrubBytesPerSecond;
     this.engine = engine;
     this.dataDirectory = dataDirectory;
     this.clusterFile = clusterFile;
@@ -60,7 +69,8 @@ public final class StoreOptions {
     if (latency.isNegative()) {
       throw new IllegalArgumentException("latency must not be negative, got " + latency);
     }
-    return new StoreOptions(engine, dataDirectory, clusterFile, latency, storageCacheBytes, minFreeSpaceBytes);
+    return new StoreOptions(engine, dataDirectory, clusterFile, latency, storageCacheBytes, minFreeSpaceBytes,
+        verifyChecksumsAtOpen, scrubInterval, scrubBytesPerSecond);
   }
 
   /** The same options with another RocksDB block cache size (durable embedded engine only; off-heap). */
@@ -68,7 +78,8 @@ public final class StoreOptions {
     if (bytes <= 0) {
       throw new IllegalArgumentException("storageCacheBytes must be positive, got " + bytes);
     }
-    return new StoreOptions(engine, dataDirectory, clusterFile, latency, bytes, minFreeSpaceBytes);
+    return new StoreOptions(engine, dataDirectory, clusterFile, latency, bytes, minFreeSpaceBytes,
+        verifyChecksumsAtOpen, scrubInterval, scrubBytesPerSecond);
   }
 
   /** The durable embedded engine's RocksDB block cache, off-heap. */
@@ -84,12 +95,46 @@ public final class StoreOptions {
     if (bytes < 0) {
       throw new IllegalArgumentException("minFreeSpaceBytes must not be negative, got " + bytes);
     }
-    return new StoreOptions(engine, dataDirectory, clusterFile, latency, storageCacheBytes, bytes);
+    return new StoreOptions(engine, dataDirectory, clusterFile, latency, storageCacheBytes, bytes,
+        verifyChecksumsAtOpen, scrubInterval, scrubBytesPerSecond);
   }
 
   /** The durable embedded engine's disk-space reserve (0: no check). */
   public long minFreeSpaceBytes() {
     return minFreeSpaceBytes;
+  }
+
+  /**
+   * The same options with the durable embedded engine's integrity checks: whether every block of its storage
+   * is verified at open, how often a background scrub reads the whole storage ({@link Duration#ZERO}: never)
+   * and at what average rate (the embedded engine's {@code EmbeddedOptions.verifyChecksumsAtOpen},
+   * {@code scrubInterval}, {@code scrubBytesPerSecond}).
+   */
+  public StoreOptions withIntegrityChecks(boolean verifyAtOpen, Duration scrubEvery, long scrubBytesPerSec) {
+    Objects.requireNonNull(scrubEvery, "scrubInterval");
+    if (scrubEvery.isNegative()) {
+      throw new IllegalArgumentException("scrubInterval must not be negative, got " + scrubEvery);
+    }
+    if (scrubBytesPerSec <= 0) {
+      throw new IllegalArgumentException("scrubBytesPerSecond must be positive, got " + scrubBytesPerSec);
+    }
+    return new StoreOptions(engine, dataDirectory, clusterFile, latency, storageCacheBytes, minFreeSpaceBytes,
+        verifyAtOpen, scrubEvery, scrubBytesPerSec);
+  }
+
+  /** Whether the durable embedded engine verifies every block of its storage when it opens. */
+  public boolean verifyChecksumsAtOpen() {
+    return verifyChecksumsAtOpen;
+  }
+
+  /** How often the durable embedded engine's background scrub runs ({@link Duration#ZERO}: never). */
+  public Duration scrubInterval() {
+    return scrubInterval;
+  }
+
+  /** The background scrub's average read rate. */
+  public long scrubBytesPerSecond() {
+    return scrubBytesPerSecond;
   }
 
   public Engine engine() {
