@@ -53,6 +53,11 @@ public final class LockSoak implements AutoCloseable {
     return new LockSoak(nodes);
   }
 
+  /** Node {@code index} (0, 1 or 2) of the three started. */
+  public Vertx node(int index) {
+    return nodes.get(index);
+  }
+
   /**
    * Runs the loop for {@code total} (whole windows), reporting each {@code window} to {@code out} as it ends;
    * returns every window.

@@ -1,5 +1,6 @@
 package io.github.fdbcoord.interner;
 
+import io.github.fdbcoord.coalescing.Coalescer;
 import com.apple.foundationdb.ReadTransaction;
 import com.apple.foundationdb.Transaction;
 import com.apple.foundationdb.async.AsyncUtil;

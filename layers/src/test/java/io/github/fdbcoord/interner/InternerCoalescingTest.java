@@ -1,5 +1,6 @@
 package io.github.fdbcoord.interner;
 
+import io.github.fdbcoord.coalescing.Coalescer;
 import com.apple.foundationdb.Database;
 import io.github.fdbcoord.embedded.EmbeddedDatabase;
 import io.github.fdbcoord.embedded.EmbeddedOptions;

@@ -89,16 +89,6 @@ public final class MutexVerticle extends LayerVerticle {
     return super.start();
   }
 
-  /**
-   * Mutex calls keep the hand-off to a store worker: with calls started on this event loop, a
-   * waiter's wait:false acquire found the mutex free while its holder heartbeated
-   * (WaiterLivenessTest); not yet understood, so the mutex keeps the path it was tested on.
-   */
-  @Override
-  protected <T> Future<T> store(java.util.function.Supplier<? extends java.util.concurrent.CompletableFuture<T>> call) {
-    return workers.callOnWorkerAndStay(call);
-  }
-
   @Override
   protected void registerActions() {
     action(MutexWire.TRY_ACQUIRE, body -> {
@@ -300,9 +290,16 @@ public final class MutexVerticle extends LayerVerticle {
               ? mutexes.tryAcquire(g.name(), g.owner()) : CompletableFuture.failedFuture(e)))
           .onSuccess(r -> {
             if (!stillWaiting(g)) {
-              // The wait ended (abandoned, timed out, or the service stopped) while this heartbeat
-              // made the entry again: take it out, or it would wait in the queue for nobody.
-              abandonEntry(g);
+              if (grants.containsKey(key(g.name(), g.owner()))) {
+                // The wait was answered with a grant while this heartbeat ran: the grant is the
+                // requester's, whatever this heartbeat read; only a queue entry it made again goes.
+                // (Releasing here handed live holders' grants on: WaiterLivenessTest's not_owner.)
+                store(() -> mutexes.leave(g.name(), g.owner()));
+              } else {
+                // The wait ended (abandoned, timed out, or the service stopped) while this heartbeat
+                // made the entry again: take it out, or it would wait in the queue for nobody.
+                abandonEntry(g);
+              }
             } else if (r.isHeld()) {
               complete(g, held(g.name(), g.owner(), r.token().get()));
             }

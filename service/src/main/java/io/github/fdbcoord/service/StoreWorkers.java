@@ -83,11 +83,6 @@ public final class StoreWorkers implements AutoCloseable {
     return callAndStay(call, onCallerThread);
   }
 
-  /** As {@link #callAndStay(Supplier)}, always starting {@code call} on a worker thread. */
-  public <T> Future<T> callOnWorkerAndStay(Supplier<? extends CompletableFuture<T>> call) {
-    return callAndStay(call, false);
-  }
-
   private <T> Future<T> callAndStay(Supplier<? extends CompletableFuture<T>> call, boolean here) {
     CompletableFuture<T> stage;
     try {

@@ -37,7 +37,7 @@ class ArchitectureTest {
   /** The layers: on fdb-java's interfaces, never on the engine or on Vert.x. */
   private static final String[] LAYERS = {
       ROOT + ".directory..", ROOT + ".allocator..", ROOT + ".interner..", ROOT + ".mutex..",
-      ROOT + ".fdb..", ROOT + ".store..", ROOT + ".api.."};
+      ROOT + ".coalescing..", ROOT + ".fdb..", ROOT + ".store..", ROOT + ".api.."};
 
   /**
    * The packages of vertx-core-logging, the dependency-free jar through which the layers and the

@@ -1,4 +1,4 @@
-package io.github.fdbcoord.interner;
+package io.github.fdbcoord.coalescing;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -14,7 +14,7 @@ import java.util.function.Predicate;
 import java.util.function.ToLongFunction;
 
 /**
- * Serves concurrent requests of one kind on one namespace with as few transactions as they allow,
+ * Serves concurrent requests of one kind (interns on one namespace, allocations) with as few transactions as they allow,
  * the way FoundationDB's own client batches reads: a request that finds fewer than
  * {@code maxInFlight} transactions running starts one at once (a lone client waits for nothing);
  * requests that arrive while that many are running wait, and the next transaction to start takes
@@ -30,7 +30,7 @@ import java.util.function.ToLongFunction;
  * @param <K> what a request asks about (a string, an id)
  * @param <V> what the store answers for it
  */
-final class Coalescer<K, V> {
+public final class Coalescer<K, V> {
   private final Function<List<K>, CompletableFuture<Map<K, V>>> transaction;
   private final Predicate<Throwable> sharedFailure;
   private final ToLongFunction<K> weight;
@@ -41,9 +41,9 @@ final class Coalescer<K, V> {
   private final ArrayDeque<Request<K, V>> waiting = new ArrayDeque<>();
   private int inFlight;
   /** Transactions started, batched or alone; tests compare it with the requests served. */
-  final LongAdder transactions = new LongAdder();
+  public final LongAdder transactions = new LongAdder();
 
-  Coalescer(Function<List<K>, CompletableFuture<Map<K, V>>> transaction, Predicate<Throwable> sharedFailure,
+  public Coalescer(Function<List<K>, CompletableFuture<Map<K, V>>> transaction, Predicate<Throwable> sharedFailure,
       ToLongFunction<K> weight, int maxKeys, long maxWeight, int maxInFlight, Executor executor) {
     this.transaction = transaction;
     this.sharedFailure = sharedFailure;
@@ -57,7 +57,7 @@ final class Coalescer<K, V> {
   private record Request<K, V>(List<K> keys, long weight, CompletableFuture<Map<K, V>> result) {}
 
   /** The store's answers for {@code keys} (distinct, already validated), among those of the batch that served them. */
-  CompletableFuture<Map<K, V>> submit(List<K> keys) {
+  public CompletableFuture<Map<K, V>> submit(List<K> keys) {
     long w = 0;
     for (K k : keys) {
       w += weight.applyAsLong(k);
