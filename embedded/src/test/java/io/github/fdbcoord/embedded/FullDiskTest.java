@@ -93,44 +93,23 @@ class FullDiskTest {
       if (mode == Mode.CREATE_NEW || mode == Mode.CREATE_OR_TRUNCATE) {
         check();
       }
-      OpenFile f = delegate.open(file, mode);
-      return new OpenFile() {
-        @Override
-        public int read(ByteBuffer dst, long position) throws IOException {
-          return f.read(dst, position);
-        }
-
+      return new ForwardingOpenFile(delegate.open(file, mode)) {
         @Override
         public void write(ByteBuffer src, long position) throws IOException {
           if (full && src.remaining() > 1) {
             // As a real write() that ran out of space part-way: some of it got there.
             ByteBuffer half = src.duplicate();
             half.limit(half.position() + src.remaining() / 2);
-            f.write(half, position);
+            super.write(half, position);
           }
           check();
-          f.write(src, position);
-        }
-
-        @Override
-        public long size() throws IOException {
-          return f.size();
-        }
-
-        @Override
-        public void truncate(long size) throws IOException {
-          f.truncate(size);
+          super.write(src, position);
         }
 
         @Override
         public void force(boolean metadata) throws IOException {
           check();
-          f.force(metadata);
-        }
-
-        @Override
-        public void close() throws IOException {
-          f.close();
+          super.force(metadata);
         }
       };
     }

@@ -92,42 +92,55 @@ class FullFileSystemTest {
     return t;
   }
 
-  private void realDisk(Path root, boolean atOnce) throws Exception {
+  /**
+   * Transfers on the engine {@code options} describe, until they are under way; then the tmpfs at
+   * {@code mount} is filled (at once or slowly) and kept full, then freed; then the engine is reopened.
+   * {@code named}: what the reason for holding commits must name while it is full.
+   */
+  private static void fullWhileWriting(Path mount, EmbeddedOptions options, int valueBytes, boolean atOnce,
+      String named) throws Exception {
+    Path filler = mount.resolve("filler");
+    Path topper = mount.resolve("topper");
+    FullDiskTest.Bank bank;
+    try (EmbeddedDatabase db = EmbeddedDatabase.open(options)) {
+      bank = new FullDiskTest.Bank(db, valueBytes);
+      bank.start(12);
+      FullDiskTest.await(() -> bank.acknowledged.size() > 200, 30, "transfers under way");
+      if (atOnce) {
+        fillAtOnce(filler);
+      } else {
+        fillSlowly(filler);
+      }
+      AtomicBoolean freed = new AtomicBoolean();
+      Thread topping = topUp(topper, freed);
+      FullDiskTest.fullFor(bank, 2_000, false, () -> {
+        String reason = db.commitsHeldBecause().orElse("");
+        assertTrue(reason.contains(named), "names the " + named + ": " + reason);
+        try {
+          freed.set(true);
+          topping.join();
+          Files.delete(filler);
+          Files.delete(topper);
+        } catch (IOException | InterruptedException e) {
+          throw new AssertionError(e);
+        }
+      });
+      bank.stop();
+      FullDiskTest.Bank.check(db, bank);
+    }
+    try (EmbeddedDatabase db = EmbeddedDatabase.open(options)) {
+      FullDiskTest.Bank.check(db, bank);
+    }
+  }
+
+  /** The log and the storage on one tmpfs. */
+  private static void dataDirectoryFilled(Path root, boolean atOnce) throws Exception {
     Path mount = root.resolve("tmpfs");
     mountTmpfs(mount, 64);
     try {
-      Path dir = mount.resolve("data");
-      Path filler = mount.resolve("filler");
-      EmbeddedOptions options = EmbeddedOptions.builder().dataDirectory(dir).minFreeSpaceBytes(0)
-          .compactAfterLogBytes(1 << 20).storageWriteBufferBytes(2 << 20).storageCacheBytes(4 << 20).build();
-      FullDiskTest.Bank bank;
-      try (EmbeddedDatabase db = EmbeddedDatabase.open(options)) {
-        bank = new FullDiskTest.Bank(db, 1000);
-        bank.start(12);
-        FullDiskTest.await(() -> bank.acknowledged.size() > 500, 30, "transfers under way");
-        if (atOnce) {
-          fillAtOnce(filler);
-        } else {
-          fillSlowly(filler);
-        }
-        AtomicBoolean freed = new AtomicBoolean();
-        Thread topping = topUp(mount.resolve("topper"), freed);
-        FullDiskTest.fullFor(bank, 2_000, false, () -> {
-          try {
-            freed.set(true);
-            topping.join();
-            Files.delete(filler);
-            Files.delete(mount.resolve("topper"));
-          } catch (IOException | InterruptedException e) {
-            throw new AssertionError(e);
-          }
-        });
-        bank.stop();
-        FullDiskTest.Bank.check(db, bank);
-      }
-      try (EmbeddedDatabase db = EmbeddedDatabase.open(options)) {
-        FullDiskTest.Bank.check(db, bank);
-      }
+      fullWhileWriting(mount, EmbeddedOptions.builder().dataDirectory(mount.resolve("data")).minFreeSpaceBytes(0)
+          .compactAfterLogBytes(1 << 20).storageWriteBufferBytes(2 << 20).storageCacheBytes(4 << 20).build(), 1000,
+          atOnce, "disk space");
     } finally {
       unmount(mount);
     }
@@ -135,44 +148,17 @@ class FullFileSystemTest {
 
   /**
    * The storage alone on a file system filled at once (the log has room): RocksDB's flush behind a log
-   * truncation fails with ENOSPC, commits wait for it, and RocksDB resumes by itself once space is freed.
+   * truncation or its write fails with ENOSPC, commits wait for it, and RocksDB resumes by itself once
+   * space is freed. Large transfer records: the log rolls, and the storage must flush, every few commits.
    */
   @Test
   void aStorageFileSystemFilledAtOnce(@TempDir Path root) throws Exception {
     Path mount = root.resolve("tmpfs");
     mountTmpfs(mount, 48);
     try {
-      Path filler = mount.resolve("filler");
-      EmbeddedOptions options = EmbeddedOptions.builder().dataDirectory(root.resolve("data"))
+      fullWhileWriting(mount, EmbeddedOptions.builder().dataDirectory(root.resolve("data"))
           .storageDirectory(mount.resolve("storage")).minFreeSpaceBytes(0).compactAfterLogBytes(256 << 10)
-          .storageWriteBufferBytes(2 << 20).storageCacheBytes(4 << 20).build();
-      FullDiskTest.Bank bank;
-      try (EmbeddedDatabase db = EmbeddedDatabase.open(options)) {
-        // Large transfer records: the log rolls, and the storage must flush, every few commits.
-        bank = new FullDiskTest.Bank(db, 16_000);
-        bank.start(12);
-        FullDiskTest.await(() -> bank.acknowledged.size() > 200, 30, "transfers under way");
-        fillAtOnce(filler);
-        AtomicBoolean freed = new AtomicBoolean();
-        Thread topping = topUp(mount.resolve("topper"), freed);
-        FullDiskTest.fullFor(bank, 2_000, false, () -> {
-          String reason = db.commitsHeldBecause().orElse("");
-          assertTrue(reason.contains("storage"), "the storage is named: " + reason);
-          try {
-            freed.set(true);
-            topping.join();
-            Files.delete(filler);
-            Files.delete(mount.resolve("topper"));
-          } catch (IOException | InterruptedException e) {
-            throw new AssertionError(e);
-          }
-        });
-        bank.stop();
-        FullDiskTest.Bank.check(db, bank);
-      }
-      try (EmbeddedDatabase db = EmbeddedDatabase.open(options)) {
-        FullDiskTest.Bank.check(db, bank);
-      }
+          .storageWriteBufferBytes(2 << 20).storageCacheBytes(4 << 20).build(), 16_000, true, "storage");
     } finally {
       unmount(mount);
     }
@@ -180,11 +166,11 @@ class FullFileSystemTest {
 
   @Test
   void aRealFileSystemFilledAtOnceByFallocate(@TempDir Path root) throws Exception {
-    realDisk(root, true);
+    dataDirectoryFilled(root, true);
   }
 
   @Test
   void aRealFileSystemFilledSlowly(@TempDir Path root) throws Exception {
-    realDisk(root, false);
+    dataDirectoryFilled(root, false);
   }
 }

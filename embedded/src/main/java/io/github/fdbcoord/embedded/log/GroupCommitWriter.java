@@ -415,6 +415,8 @@ final class GroupCommitWriter {
           failure = failed;
           LOG.error("commit log " + dir + " failed; refusing further appends", failed);
         }
+        // No longer a stall to wait out: commits held for it go on, and fail as the log does.
+        stalled = null;
         failed = failure;
       } finally {
         mutex.unlock();
