@@ -74,17 +74,18 @@ class FullDiskTest {
     return v == null ? 0 : ByteBuffer.wrap(v).getLong();
   }
 
-  /** The real file system, except that while {@link #full} every write and sync fails as a full disk's does. */
+  /** A file layer whose writes and syncs fail, while {@link #failing} is set, with that message (ENOSPC: a full disk). */
   static final class FillableDisk extends ForwardingFileLayer {
-    volatile boolean full;
+    volatile String failing;
 
     FillableDisk(NonDurableFileLayer disk) {
       super(disk);
     }
 
     private void check() throws IOException {
-      if (full) {
-        throw new IOException(ENOSPC);
+      String message = failing;
+      if (message != null) {
+        throw new IOException(message);
       }
     }
 
@@ -96,7 +97,7 @@ class FullDiskTest {
       return new ForwardingOpenFile(delegate.open(file, mode)) {
         @Override
         public void write(ByteBuffer src, long position) throws IOException {
-          if (full && src.remaining() > 1) {
+          if (failing != null && src.remaining() > 1) {
             // As a real write() that ran out of space part-way: some of it got there.
             ByteBuffer half = src.duplicate();
             half.limit(half.position() + src.remaining() / 2);
@@ -301,9 +302,9 @@ class FullDiskTest {
       for (int round = 0; round < 2; round++) {
         long before = bank.acknowledged.size();
         await(() -> bank.acknowledged.size() > before + 200, 30, "transfers under way");
-        fillable.full = true;
+        fillable.failing = ENOSPC;
         // The first time longer than the MVCC window: reads at the last visible version must stay allowed.
-        fullFor(bank, round == 0 ? 6_000 : 500, true, () -> fillable.full = false);
+        fullFor(bank, round == 0 ? 6_000 : 500, true, () -> fillable.failing = null);
       }
       bank.stop();
       assertFalse(bank.unknown.isEmpty(), "the commits being written when the disk filled were answered 1021");
@@ -317,4 +318,51 @@ class FullDiskTest {
     }
   }
 
+
+  /**
+   * A disk that fails otherwise (EIO) while the log waits for space: the engine stops as for any log
+   * failure, and the commits held for the space fail with its error instead of waiting for ever.
+   */
+  @Test
+  void aDiskThatFailsOtherwiseWhileFullStopsTheEngineAndFailsHeldCommits(@TempDir Path storage) throws Exception {
+    FillableDisk disk = new FillableDisk(new NonDurableFileLayer());
+    try (EmbeddedDatabase db = EmbeddedDatabase.open(EmbeddedOptions.builder().dataDirectory(Path.of("/simulated/eio"))
+        .files(disk).storageDirectory(storage).build())) {
+      db.run(tr -> {
+        tr.set(bytes("before"), bytes("1"));
+        return null;
+      });
+      disk.failing = ENOSPC;
+      Transaction first = db.createTransaction();
+      first.set(bytes("during"), bytes("2"));
+      FDBException unknown = FdbErrors.fdbException(
+          org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class, () -> first.commit().join()));
+      assertEquals(FdbErrors.COMMIT_UNKNOWN_RESULT, unknown.getCode(), unknown.getMessage());
+      assertTrue(db.commitsHeldBecause().isPresent(), "held for space");
+      Transaction held = db.createTransaction();
+      held.set(bytes("held"), bytes("3"));
+      java.util.concurrent.CompletableFuture<Void> heldCommit = held.commit();
+      Thread.sleep(300);
+      assertFalse(heldCommit.isDone(), "held while the disk is full");
+
+      disk.failing = "Input/output error";
+      // Released once the stall ends: its append meets the failed log (1021, as any commit whose append
+      // fails), or the engine has stopped already (4100).
+      FDBException released = FdbErrors.fdbException(org.junit.jupiter.api.Assertions.assertThrows(
+          java.util.concurrent.ExecutionException.class, () -> heldCommit.get(30, TimeUnit.SECONDS)));
+      assertTrue(released.getCode() == FdbErrors.COMMIT_UNKNOWN_RESULT || released.getCode() == FdbErrors.INTERNAL_ERROR,
+          released.getMessage());
+      FDBException stopped = FdbErrors.fdbException(org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class,
+          () -> db.run(tr -> {
+            tr.set(bytes("after"), bytes("4"));
+            return null;
+          })));
+      assertEquals(FdbErrors.INTERNAL_ERROR, stopped.getCode(), stopped.getMessage());
+      assertTrue(stopped.getMessage().contains("Input/output error"), stopped.getMessage());
+      assertTrue(db.commitsHeldBecause().isEmpty(), "no longer held: commits fail");
+      assertFalse(healthy(db), "the client status reports the failure");
+      first.close();
+      held.close();
+    }
+  }
 }
