@@ -136,8 +136,10 @@ public final class EmbeddedDatabase implements Database {
   /**
    * Why new commits are being held back right now, or empty: the data directory's (or the storage's)
    * disk has less free space than {@link EmbeddedOptions#minFreeSpaceBytes} (which directory, how much
-   * is free). Held commits go on once space is freed; a transaction that times out, is cancelled or is
-   * closed while held is never committed. Reads are not affected.
+   * is free), or a write of the commit log, the storage or the log's manifest failed for lack of space
+   * (a disk filled faster than the free space is checked). Held commits go on once space is freed; a
+   * transaction that times out, is cancelled or is closed while held is never committed. Reads are not
+   * affected. Empty once the engine is closed or has stopped (commits then fail rather than wait).
    */
   public java.util.Optional<String> commitsHeldBecause() {
     return java.util.Optional.ofNullable(engine.lowOnSpace());
@@ -449,25 +451,37 @@ public final class EmbeddedDatabase implements Database {
 
   @Override
   public CompletableFuture<byte[]> getClientStatus(Executor e) {
+    // fdb-java's client status is a JSON object whose "Healthy" says whether the client can work.
+    com.apple.foundationdb.FDBException failure = engine.failure();
     String damage = engine.storageDamage();
-    String status = damage == null ? "{\"Healthy\":true,\"Engine\":\"embedded\"}"
-        : "{\"Healthy\":false,\"Engine\":\"embedded\",\"StorageDamage\":" + jsonString(damage) + "}";
-    return CompletableFuture.completedFuture(status.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    String held = engine.lowOnSpace();
+    String status;
+    if (failure != null) {
+      status = "\"Healthy\":false,\"ErrorCode\":" + failure.getCode() + ",\"Error\":" + jsonString(failure.getMessage());
+    } else if (damage != null) {
+      status = "\"Healthy\":false,\"StorageDamage\":" + jsonString(damage);
+    } else if (held != null) {
+      status = "\"Healthy\":false,\"CommitsHeld\":" + jsonString(held);
+    } else {
+      status = "\"Healthy\":true";
+    }
+    return CompletableFuture.completedFuture(("{" + status + ",\"Engine\":\"embedded\"}")
+        .getBytes(java.nio.charset.StandardCharsets.UTF_8));
   }
 
-  /** {@code text} as a JSON string (this module has no JSON library; the status holds this one string). */
-  private static String jsonString(String text) {
-    StringBuilder b = new StringBuilder("\"");
-    for (char c : text.toCharArray()) {
+  /** {@code s} as a JSON string literal (the module has no JSON library for one status line). */
+  private static String jsonString(String s) {
+    StringBuilder out = new StringBuilder("\"");
+    for (char c : String.valueOf(s).toCharArray()) {
       if (c == '"' || c == '\\') {
-        b.append('\\').append(c);
+        out.append('\\').append(c);
       } else if (c < 0x20) {
-        b.append(String.format("\\u%04x", (int) c));
+        out.append(String.format("\\u%04x", (int) c));
       } else {
-        b.append(c);
+        out.append(c);
       }
     }
-    return b.append('"').toString();
+    return out.append('"').toString();
   }
 
   /** Waits for outstanding durable commits, fails pending watches, and releases the data directory. */

@@ -287,12 +287,12 @@ public final class DurableStorageBenchmark {
   }
 
   /** What a benchmark does with RocksDB alone, opened on the engine's storage directory. */
-  private interface RocksAloneUse {
+  interface RocksAloneUse {
     void accept(RocksDB rocks, List<ColumnFamilyHandle> handles) throws Exception;
   }
 
   /** Opens RocksDB alone on the engine's storage directory, with the storage's own table options. */
-  private static void withRocksAlone(Path storage, RocksAloneUse use) throws Exception {
+  static void withRocksAlone(Path storage, RocksAloneUse use) throws Exception {
     List<byte[]> names;
     try (Options listOptions = new Options()) {
       names = RocksDB.listColumnFamilies(listOptions, storage.toString());
@@ -768,7 +768,7 @@ public final class DurableStorageBenchmark {
   }
 
   /** Loads {@code keys} keys (16-byte keys in random order, 100-byte random values), closes the engine. */
-  private static void load(Path dir, long keys) throws Exception {
+  static void load(Path dir, long keys) throws Exception {
     int writers = Integer.getInteger("bench.loadWriters", 4);
     int batch = Integer.getInteger("bench.loadBatch", 10_000);
     AtomicLong nextBatch = new AtomicLong();
@@ -833,7 +833,7 @@ public final class DurableStorageBenchmark {
   // ---------------------------------------------------------------------------------------------
   // helpers
 
-  private static EmbeddedOptions.Builder options(Path dir) {
+  static EmbeddedOptions.Builder options(Path dir) {
     EmbeddedOptions.Builder b = EmbeddedOptions.builder().dataDirectory(dir);
     if (System.getProperty("bench.cacheBytes") != null) {
       b.storageCacheBytes(Long.getLong("bench.cacheBytes"));

@@ -455,39 +455,23 @@ class LegacyDirectoryMigrationTest {
       if (mode != Mode.READ) {
         writeSide("open(" + mode + ")", file);
       }
-      OpenFile f = delegate.open(file, mode);
-      return new OpenFile() {
-        @Override
-        public int read(ByteBuffer dst, long position) throws IOException {
-          return f.read(dst, position);
-        }
-
+      return new ForwardingOpenFile(delegate.open(file, mode)) {
         @Override
         public void write(ByteBuffer src, long position) throws IOException {
           writeSide("write", file);
-          f.write(src, position);
-        }
-
-        @Override
-        public long size() throws IOException {
-          return f.size();
+          super.write(src, position);
         }
 
         @Override
         public void truncate(long size) throws IOException {
           writeSide("truncate", file);
-          f.truncate(size);
+          super.truncate(size);
         }
 
         @Override
         public void force(boolean metadata) throws IOException {
           writeSide("force", file);
-          f.force(metadata);
-        }
-
-        @Override
-        public void close() throws IOException {
-          f.close();
+          super.force(metadata);
         }
       };
     }

@@ -2,6 +2,7 @@ package io.github.fdbcoord.embedded.engine;
 
 import io.github.fdbcoord.embedded.log.CommitLog;
 import io.github.fdbcoord.embedded.log.LogRecordWriter;
+import io.github.fdbcoord.embedded.log.OutOfSpace;
 import io.github.fdbcoord.embedded.storage.RocksStorage;
 import io.github.fdbcoord.embedded.storage.VersionedStore;
 
@@ -44,8 +45,13 @@ final class Applier {
   private static final long SPACE_CHECK_INTERVAL_NANOS = 200_000_000L;
   /** How often the log's manifest records the newest acknowledged version (what recovery must find). */
   private static final long MANIFEST_INTERVAL_NANOS = 1_000_000_000L;
+  /** How soon a write, flush or manifest that failed for lack of disk space is tried again. */
+  private static final long OUT_OF_SPACE_RETRY_NANOS = 1_000_000_000L;
   /** Chains evicted per hold of the commit lock. */
   private static final int EVICT_CHUNK = 2048;
+
+  /** The applier's steps that write to disk; one that failed for lack of space holds commits until it succeeds. */
+  private enum DiskStep { APPLY, FLUSH, MANIFEST }
 
   /** One commit's changes, as logged, waiting to be applied to the storage. */
   private record Applied(long version, byte[] changes) {}
@@ -71,6 +77,12 @@ final class Applier {
   private long rolledAt = -1;
   /** The flush and truncation behind {@link #rolledAt} in progress, or null. Applier thread only (and close, after it). */
   private CompletableFuture<Void> truncation;
+  /** Why commits are held: a step that failed for lack of disk space, or null. */
+  private volatile String outOfSpace;
+  /** The step {@link #outOfSpace} names. Applier thread only (and the truncator, before it completes). */
+  private DiskStep failedStep;
+  /** When {@link #failedStep} is tried again. Applier thread only. */
+  private long retryAt;
   /** Runs {@link #truncation}s. */
   private final ExecutorService truncator;
 
@@ -107,6 +119,40 @@ final class Applier {
     toApplyBytes.addAndGet(changes.length);
   }
 
+  /** Why commits are held because the storage or the log's manifest could not be written for lack of space, or null. */
+  String outOfSpace() {
+    return outOfSpace;
+  }
+
+  /** A disk step failed for lack of space: commits wait, and it is retried after a pause. Applier thread only. */
+  private void ranOutOfSpace(DiskStep step, String what, Throwable e) {
+    retryAt = System.nanoTime() + OUT_OF_SPACE_RETRY_NANOS;
+    if (failedStep == null) {
+      String reason = what + " failed for lack of disk space (" + e.getMessage() + "); retried until space is freed";
+      LOG.warn("embedded engine: " + reason + "; new commits wait, reads go on");
+      failedStep = step;
+      outOfSpace = reason;
+    }
+  }
+
+  /** {@code step} succeeded: if it was the one that failed for lack of space, commits go on. Applier thread only. */
+  private void succeeded(DiskStep step) {
+    if (failedStep == step) {
+      failedStep = null;
+      outOfSpace = null;
+      LOG.info("embedded engine: " + step.name().toLowerCase(java.util.Locale.ROOT) + " succeeded again; held commits go on");
+    }
+  }
+
+  /**
+   * Whether {@code step} waits for the pause after a failure for lack of space (of any step: RocksDB
+   * recovers by itself, and a flush or write every round while it is stopped only gets in its way).
+   * Applier thread only.
+   */
+  private boolean waitingToRetry(DiskStep step) {
+    return failedStep != null && System.nanoTime() - retryAt < 0;
+  }
+
   /**
    * Whether the storage lags too far behind: the changes waiting for it and the window's chains live on
    * the heap.
@@ -138,7 +184,15 @@ final class Applier {
         maybeTruncateLog();
         if (System.nanoTime() - nextManifest >= 0) {
           nextManifest = System.nanoTime() + MANIFEST_INTERVAL_NANOS;
-          log.recordAcknowledged();
+          try {
+            log.recordAcknowledged();
+            succeeded(DiskStep.MANIFEST);
+          } catch (IOException e) {
+            if (!OutOfSpace.is(e)) {
+              throw e;
+            }
+            ranOutOfSpace(DiskStep.MANIFEST, "writing the commit log's manifest", e);
+          }
         }
       } catch (IOException e) {
         // The applier's I/O errors are the log's (its manifest, roll or truncation).
@@ -153,6 +207,9 @@ final class Applier {
 
   /** Applies every durable commit up to {@code target} to the storage and drops it from the window. */
   private void applyThrough(long target) {
+    if (waitingToRetry(DiskStep.APPLY)) {
+      return;
+    }
     while (true) {
       long through = Math.min(target, engine.visibleVersion());
       List<Applied> ready = new ArrayList<>();
@@ -198,7 +255,18 @@ final class Applier {
         });
       }
       long version = ready.get(ready.size() - 1).version;
-      storage.apply(batch, version);
+      try {
+        storage.apply(batch, version);
+      } catch (RuntimeException e) {
+        if (!RocksStorage.outOfSpace(e)) {
+          throw e;
+        }
+        // Nothing of the batch was written (one atomic write): it goes back to the front of the queue.
+        requeue(ready, bytes);
+        ranOutOfSpace(DiskStep.APPLY, "writing to the storage " + storage.directory(), e);
+        return;
+      }
+      succeeded(DiskStep.APPLY);
       if (observer != null) {
         observer.reached(ApplyStep.WRITTEN, version, bytes >= APPLY_BATCH_BYTES);
       }
@@ -208,6 +276,20 @@ final class Applier {
       if (bytes < APPLY_BATCH_BYTES) {
         return;
       }
+    }
+  }
+
+  /** Puts a batch that could not be written back at the front of the queue, in order. */
+  private void requeue(List<Applied> batch, long bytes) {
+    commitLock.lock();
+    try {
+      for (int i = batch.size() - 1; i >= 0; i--) {
+        toApply.addFirst(batch.get(i));
+      }
+      toApplyBytes.addAndGet(bytes);
+      oldestUnapplied = toApply.peekFirst().version;
+    } finally {
+      commitLock.unlock();
     }
   }
 
@@ -239,8 +321,15 @@ final class Applier {
       }
       try {
         truncation.join();
+        succeeded(DiskStep.FLUSH);
       } catch (CompletionException e) {
         Throwable cause = e.getCause();
+        truncation = null;
+        if (RocksStorage.outOfSpace(cause) || OutOfSpace.is(cause)) {
+          // Kept: the same roll is flushed and truncated again after a pause.
+          ranOutOfSpace(DiskStep.FLUSH, "flushing the storage " + storage.directory() + " to truncate the log", cause);
+          return;
+        }
         if (cause instanceof UncheckedIOException io) {
           throw io.getCause();
         }
@@ -248,6 +337,9 @@ final class Applier {
       }
       truncation = null;
       rolledAt = -1;
+    }
+    if (waitingToRetry(DiskStep.FLUSH)) {
+      return;
     }
     if (rolledAt < 0) {
       if (log.bytesSinceSnapshot() < compactAfterLogBytes) {

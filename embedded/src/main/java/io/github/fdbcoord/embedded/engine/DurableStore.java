@@ -41,6 +41,7 @@ public final class DurableStore {
       storage = RocksStorage.open(config.storageDirectory(), config.storageCacheBytes(),
           config.storageWriteBufferBytes(), config.rowCacheBytes(), config.verifyChecksumsAtOpen());
       long durable = storage.durableVersion();
+      long storageOpened = System.nanoTime();
       Loader loader = new Loader(storage, dir);
       boolean manifestRequired = storage.logManifestRequired();
       log = CommitLog.open(config.files(), dir, durable, manifestRequired, loader);
@@ -51,13 +52,18 @@ public final class DurableStore {
       // The log accepted the storage's version: table files the MANIFEST did not list were a crash's leftovers.
       storage.dropUnlistedTables();
       loader.finish(log.recoveredVersion());
+      long replayed = System.nanoTime();
       if (loader.records > 0 || loader.snapshotEntries > 0) {
         storage.flush();
         log.truncateThrough(log.rollSegment());
       }
-      LOG.info(String.format("embedded engine %s opened in %d ms: storage at version %d, %d log records and %d"
-          + " legacy snapshot entries replayed", dir, (System.nanoTime() - started) / 1_000_000, durable,
-          loader.records, loader.snapshotEntries));
+      long now = System.nanoTime();
+      // The phases apart: where a slow recovery spends its time.
+      LOG.info(String.format("embedded engine %s opened in %d ms: storage at version %d, %d log records (%,d bytes)"
+          + " and %d legacy snapshot entries replayed; storage open %d ms, log read and replay %d ms, flush and"
+          + " truncation %d ms", dir, (now - started) / 1_000_000, durable, loader.records, loader.bytes,
+          loader.snapshotEntries, (storageOpened - started) / 1_000_000, (replayed - storageOpened) / 1_000_000,
+          (now - replayed) / 1_000_000));
       return new Engine(config, new VersionedStore(storage), log, log.recoveredVersion());
     } catch (IOException e) {
       String unlisted = storage == null ? "" : storage.unlistedTablesNote();
@@ -85,6 +91,7 @@ public final class DurableStore {
     private RocksStorage.WriteBatchBuilder batch;
     private long lastVersion = -1;
     long records;
+    long bytes;
     long snapshotEntries;
     private long nextProgress = System.nanoTime() + PROGRESS_INTERVAL_NANOS;
 
@@ -114,6 +121,7 @@ public final class DurableStore {
       LogRecordWriter.replay(payload, batch);
       lastVersion = version;
       records++;
+      bytes += payload.length;
       if (batch.size() >= RECOVERY_BATCH_BYTES) {
         write(version);
       }
@@ -131,8 +139,8 @@ public final class DurableStore {
       long now = System.nanoTime();
       if (now >= nextProgress) {
         nextProgress = now + PROGRESS_INTERVAL_NANOS;
-        LOG.info(String.format("embedded engine %s: recovering, %d log records and %d legacy snapshot entries"
-            + " replayed so far", dir, records, snapshotEntries));
+        LOG.info(String.format("embedded engine %s: recovering, %d log records (%,d bytes) and %d legacy snapshot"
+            + " entries replayed so far", dir, records, bytes, snapshotEntries));
       }
     }
   }

@@ -1,6 +1,7 @@
 package io.github.fdbcoord.embedded.engine;
 
 import io.github.fdbcoord.embedded.log.CommitLog;
+import io.github.fdbcoord.embedded.log.LogStalledException;
 import io.github.fdbcoord.embedded.log.LogRecordWriter;
 import io.github.fdbcoord.embedded.resolver.ConflictHistory;
 import io.github.fdbcoord.embedded.storage.RocksStorage;
@@ -99,6 +100,8 @@ public final class Engine implements TransactionEngine, AutoCloseable {
       space = new DiskSpaceGate(watched, config.minFreeSpaceBytes(), config.files());
       space.check();
       applier = new Applier(this, commitLock, store, log, space, config);
+      // Commits answered "unknown" while the log was out of space become visible once written after all.
+      log.onDurableAfterStall(this::advanceVisible);
       applier.start();
       scrub = config.scrubIntervalNanos() > 0
           ? new StorageScrub(storage, config.scrubIntervalNanos(), config.scrubBytesPerSecond()) : null;
@@ -116,7 +119,10 @@ public final class Engine implements TransactionEngine, AutoCloseable {
 
   @Override
   public boolean tooOld(long readVersion) {
-    return clock() - readVersion > MAX_READ_TRANSACTION_LIFE_VERSIONS;
+    return clock() - readVersion > MAX_READ_TRANSACTION_LIFE_VERSIONS
+        // While the log is out of space nothing newer can become visible: the newest visible version
+        // stays readable however long that lasts (the window keeps what it needs: nothing is committed).
+        && !(readVersion >= visibleVersion && log != null && log.stalledBecause() != null);
   }
 
   long oldestReadable() {
@@ -388,6 +394,11 @@ public final class Engine implements TransactionEngine, AutoCloseable {
   private CompletableFuture<Void> appendToLog(long version, byte[] payload) {
     CompletableFuture<Void> appended = log.append(version, payload);
     CompletableFuture<Void> visible = appended.handle((v, t) -> {
+      if (FdbErrors.unwrap(t) instanceof LogStalledException stalled) {
+        // The log keeps the record and writes it once space is back: the commit may yet happen.
+        throw new FDBException(FdbErrors.message(FdbErrors.COMMIT_UNKNOWN_RESULT) + ": " + stalled.getMessage()
+            + "; new commits wait until then", FdbErrors.COMMIT_UNKNOWN_RESULT);
+      }
       if (t != null) {
         // Later operations fail for good; this commit may be on disk all the same and recovered
         // on restart, so its own result is unknown, as FoundationDB reports such a commit.
@@ -407,7 +418,8 @@ public final class Engine implements TransactionEngine, AutoCloseable {
    * those commits fail.
    */
   private boolean mustHold() {
-    return (space.lowOnSpace() != null || applier.lagging()) && !closed && failure == null;
+    return (space.lowOnSpace() != null || log.stalledBecause() != null || applier.outOfSpace() != null
+        || applier.lagging()) && !closed && failure == null;
   }
 
   @Override
@@ -426,7 +438,17 @@ public final class Engine implements TransactionEngine, AutoCloseable {
    */
   @Override
   public String lowOnSpace() {
-    return space == null ? null : space.lowOnSpace();
+    if (space == null || closed || failure != null) {
+      // Commits then fail rather than wait.
+      return null;
+    }
+    java.io.IOException stall = log.stalledBecause();
+    if (stall != null) {
+      return "the commit log is out of disk space (" + stall.getMessage() + "); it writes the commits answered"
+          + " commit_unknown_result once space is freed";
+    }
+    String storageFull = applier.outOfSpace();
+    return storageFull != null ? storageFull : space.lowOnSpace();
   }
 
   /**

@@ -16,6 +16,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The embedded engine's durable commit log: an append-only log of commit records with group commit,
@@ -327,6 +329,22 @@ public final class CommitLog implements AutoCloseable {
     }
   }
 
+  /**
+   * Why appends stall (the disk is full: see {@link GroupCommitWriter}), or null. While it stalls every
+   * record's future fails with {@link LogStalledException}, and the records are written once space is back.
+   */
+  public IOException stalledBecause() {
+    return writer.stalled();
+  }
+
+  /**
+   * Sets what learns, in order with the completion of later records, the version through which
+   * records whose futures failed with {@link LogStalledException} are durable after all.
+   */
+  public void onDurableAfterStall(java.util.function.LongConsumer listener) {
+    writer.onDurableAfterStall(listener);
+  }
+
   /** The manifest as last written (tests and tools). */
   public Manifest manifest() {
     return segments.manifest();
@@ -353,9 +371,20 @@ public final class CommitLog implements AutoCloseable {
     return writer.syncCount();
   }
 
-  private static void awaitRoll(CompletableFuture<Void> roll) throws IOException {
+  /** Waits for a roll; fails (out of space) while the writer is stalled rather than wait for the disk. */
+  private void awaitRoll(CompletableFuture<Void> roll) throws IOException {
     try {
-      roll.get();
+      while (true) {
+        try {
+          roll.get(GroupCommitWriter.STALL_RETRY_NANOS, TimeUnit.NANOSECONDS);
+          return;
+        } catch (TimeoutException e) {
+          IOException stall = writer.stalled();
+          if (stall != null) {
+            throw new IOException("commit log " + dir + " cannot roll its segment: " + stall.getMessage(), stall);
+          }
+        }
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new InterruptedIOException("interrupted while waiting for the commit log to roll its segment");

@@ -29,11 +29,21 @@ import java.util.concurrent.locks.ReentrantLock;
  * returned; recovery relies on that to tell a torn tail from corruption (see {@link SegmentReader}).
  * Rolls (the start of a new segment) go through the same queue, so a segment ends exactly at the
  * records appended before the roll.
+ *
+ * <p>A write or sync that fails for lack of disk space ({@link OutOfSpace}) does not fail the log: the
+ * writer <em>stalls</em>. The records not yet synced stay queued and their futures fail with
+ * {@link LogStalledException} (they may reach the disk later: their callers must treat their outcome as
+ * unknown); records appended during the stall are queued the same way. Every {@link #STALL_RETRY_NANOS}
+ * the writer writes them again from the end of the last synced batch, overwriting whatever the failed
+ * attempt left there (after a failed fsync, Linux may have dropped the dirty pages: only a new write makes
+ * them durable), and once that succeeds reports the records durable to {@link #onDurableAfterStall}.
  */
 final class GroupCommitWriter {
   private static final Logger LOG = LoggerFactory.getLogger(GroupCommitWriter.class);
   /** Zero-filled space written ahead of the records at a time. */
   static final long PREALLOCATE_BYTES = 1L << 20;
+  /** How often a stalled writer tries to write its records again. */
+  static final long STALL_RETRY_NANOS = 200_000_000L;
 
   /** A queued record. */
   private record Pending(long version, byte[] payload, CompletableFuture<Void> future) {}
@@ -53,6 +63,14 @@ final class GroupCommitWriter {
   private long bytesSinceSnapshot;
   private boolean closing;
   private IOException failure;
+  /** Why the writer is stalled (out of disk space), or null. Written under mutex; read anywhere. */
+  private volatile IOException stalled;
+  /** Items of a stalled batch, written again before anything queued since. */
+  private List<Object> retained = List.of();
+  /** The highest version whose future failed with a stall and is not yet synced, or -1. */
+  private long stalledThrough = -1;
+  /** Told the version through which records whose futures failed with a stall are now durable. */
+  private volatile java.util.function.LongConsumer onDurableAfterStall = v -> {};
   /** Rolls not yet covered by a snapshot, by the version {@link #roll()} returned. */
   private final Map<Long, CompletableFuture<Void>> rolls = new HashMap<>();
 
@@ -60,6 +78,12 @@ final class GroupCommitWriter {
   private FileLayer.OpenFile channel;
   /** End of the records in the current segment: where the next write goes. */
   private long writePos;
+  /** End of the records synced so far in the current segment: where a stalled batch is written again. */
+  private long syncedPos;
+  /** A stall's records are not all synced yet (see {@link #resumeIfStalled}). */
+  private boolean recovering;
+  /** The new segment's listing in the manifest failed for lack of space: written before any record. */
+  private boolean manifestStale;
   /** End of the zero-filled space written ahead of writePos. */
   private long allocatedEnd;
   private final ByteBuffer zeros = ByteBuffer.allocateDirect(1 << 16);
@@ -87,6 +111,7 @@ final class GroupCommitWriter {
     this.current = segments.last();
     this.channel = recovery.channel;
     this.writePos = recovery.writePos;
+    this.syncedPos = recovery.writePos;
     this.allocatedEnd = recovery.writePos;
     this.nextBatch = recovery.nextBatch;
     this.completer = Executors.newSingleThreadExecutor(r -> {
@@ -123,6 +148,12 @@ final class GroupCommitWriter {
       bytesSinceSnapshot += LogFormat.RECORD_HEADER_SIZE + payload.length;
       CompletableFuture<Void> future = new CompletableFuture<>();
       enqueue(new Pending(version, payload, future));
+      IOException stall = stalled;
+      if (stall != null) {
+        // Written once space is back, like the stalled batch before it: its outcome is unknown now.
+        stalledThrough = version;
+        future.completeExceptionally(new LogStalledException(dir, stall));
+      }
       return future;
     } finally {
       mutex.unlock();
@@ -215,15 +246,25 @@ final class GroupCommitWriter {
     }
   }
 
+  /** Why the writer is stalled for lack of disk space, or null. */
+  IOException stalled() {
+    return stalled;
+  }
+
+  /** See {@link CommitLog#onDurableAfterStall}. */
+  void onDurableAfterStall(java.util.function.LongConsumer listener) {
+    onDurableAfterStall = Objects.requireNonNull(listener, "listener");
+  }
+
   /**
-   * False once the writer is closing.
+   * False once the writer is closing or while it is stalled.
    *
    * @throws IOException if a write or sync failed earlier
    */
   boolean isWorking() throws IOException {
     mutex.lock();
     try {
-      if (closing) {
+      if (closing || stalled != null) {
         return false;
       }
       if (failure != null) {
@@ -302,18 +343,42 @@ final class GroupCommitWriter {
       ArrayList<Object> batch;
       mutex.lock();
       try {
-        while (queue.isEmpty() && !closing) {
+        if (stalled != null && !closing) {
+          long wait = STALL_RETRY_NANOS;
+          while (wait > 0 && !closing) {
+            wait = queued.awaitNanos(wait);
+          }
+        }
+        while (queue.isEmpty() && retained.isEmpty() && !closing) {
           queued.awaitUninterruptibly();
         }
-        if (queue.isEmpty()) {
+        if (closing && (stalled != null || queue.isEmpty())) {
+          // Closing while out of space: what is still unsynced was answered "unknown" and is dropped.
+          abandon(retained);
+          abandon(queue);
           return;
         }
-        batch = queue;
+        batch = new ArrayList<>(retained);
+        batch.addAll(queue);
+        retained = List.of();
         queue = new ArrayList<>();
+      } catch (InterruptedException e) {
+        // Nobody interrupts this thread (see completer); if someone does, retry at once.
+        continue;
       } finally {
         mutex.unlock();
       }
       process(batch);
+    }
+  }
+
+  /** Fails the rolls among {@code items} at close: a stalled writer never reaches them. */
+  private void abandon(List<Object> items) {
+    IOException why = stalled != null ? stalled : new IOException("commit log " + dir + " is closed");
+    for (Object item : items) {
+      if (item instanceof Roll roll) {
+        roll.future.completeExceptionally(new UncheckedIOException(why));
+      }
     }
   }
 
@@ -323,6 +388,10 @@ final class GroupCommitWriter {
       IOException earlier = failureSoFar();
       if (earlier != null) {
         throw earlier;
+      }
+      if (manifestStale) {
+        segments.writeManifest();
+        manifestStale = false;
       }
       for (int i = 0; i < batch.size(); i++) {
         Object item = batch.get(i);
@@ -346,6 +415,10 @@ final class GroupCommitWriter {
       }
       sync(batch, synced, batch.size());
     } catch (Throwable e) {
+      if (e instanceof IOException io && OutOfSpace.is(io)) {
+        stall(batch.subList(synced, batch.size()), io);
+        return;
+      }
       // Whatever went wrong, no future may be left hanging: fail them and refuse further appends.
       IOException failed = e instanceof IOException io ? io : new IOException("commit log sync failed", e);
       mutex.lock();
@@ -354,6 +427,8 @@ final class GroupCommitWriter {
           failure = failed;
           LOG.error("commit log " + dir + " failed; refusing further appends", failed);
         }
+        // No longer a stall to wait out: commits held for it go on, and fail as the log does.
+        stalled = null;
         failed = failure;
       } finally {
         mutex.unlock();
@@ -370,6 +445,40 @@ final class GroupCommitWriter {
       UncheckedIOException error = new UncheckedIOException(failed);
       completer.execute(() -> failedFutures.forEach(f -> f.completeExceptionally(error)));
     }
+  }
+
+  /**
+   * Keeps {@code unsynced} to be written again from the end of the last synced batch, and fails the
+   * futures of its records with {@link LogStalledException}: they may reach the disk (the failed write may
+   * have put part of them there, and the retry will write them).
+   */
+  private void stall(List<Object> unsynced, IOException why) {
+    writePos = syncedPos;
+    out.clear();
+    List<CompletableFuture<Void>> unknown = new ArrayList<>();
+    mutex.lock();
+    try {
+      if (stalled == null) {
+        LOG.warn("commit log " + dir + ": out of disk space (" + why.getMessage() + "); commits wait until space is"
+            + " freed, and the records being written are written again then");
+      }
+      stalled = why;
+      recovering = true;
+      retained = new ArrayList<>(unsynced);
+      // Those queued meanwhile too: from now on no record is acknowledged until the stall ends.
+      for (List<Object> items : List.of(unsynced, queue)) {
+        for (Object item : items) {
+          if (item instanceof Pending p && !p.future.isDone()) {
+            unknown.add(p.future);
+            stalledThrough = Math.max(stalledThrough, p.version);
+          }
+        }
+      }
+    } finally {
+      mutex.unlock();
+    }
+    LogStalledException error = new LogStalledException(dir, why);
+    completer.execute(() -> unknown.forEach(f -> f.completeExceptionally(error)));
   }
 
   private IOException failureSoFar() {
@@ -428,7 +537,9 @@ final class GroupCommitWriter {
     channel.force(false);
     syncs.incrementAndGet();
     nextBatch++;
+    syncedPos = writePos;
     segments.recordSynced(current, lastSynced, count);
+    resumeIfStalled(lastSynced);
     CompletableFuture<?>[] done = new CompletableFuture<?>[(int) count];
     int k = 0;
     for (int i = from; i < to; i++) {
@@ -443,6 +554,36 @@ final class GroupCommitWriter {
     });
   }
 
+  /**
+   * After a sync: a stall is over once something was synced; records whose futures failed with it
+   * are durable through {@code lastSynced}, which the listener learns before any later future completes.
+   */
+  private void resumeIfStalled(long lastSynced) {
+    if (!recovering) {
+      return;
+    }
+    long unknownThrough;
+    mutex.lock();
+    try {
+      if (stalled != null) {
+        stalled = null;
+        LOG.info("commit log " + dir + ": disk space is back, records written again; commits go on");
+      }
+      unknownThrough = stalledThrough;
+      if (stalledThrough <= lastSynced) {
+        stalledThrough = -1;
+        recovering = false;
+      }
+    } finally {
+      mutex.unlock();
+    }
+    if (unknownThrough >= 0) {
+      long durable = Math.min(unknownThrough, lastSynced);
+      java.util.function.LongConsumer listener = onDurableAfterStall;
+      completer.execute(() -> listener.accept(durable));
+    }
+  }
+
   /** Closes the current segment (already synced) and starts one at base; a no-op while the current one is empty. */
   private void startSegment(long base) throws IOException {
     if (current.records == 0) {
@@ -450,6 +591,7 @@ final class GroupCommitWriter {
     }
     // Trimmed before the next segment exists: a segment other than the last one ends at its last record.
     channel.truncate(writePos);
+    allocatedEnd = writePos;
     channel.force(true);
     Path path = dir.resolve(LogFormat.segmentName(base));
     FileLayer.OpenFile next = files.open(path, FileLayer.Mode.CREATE_NEW);
@@ -460,16 +602,21 @@ final class GroupCommitWriter {
       files.syncDirectory(dir);
     } catch (IOException e) {
       next.close();
+      // A retry after a stall creates it again.
+      files.deleteIfExists(path);
       throw e;
     }
     channel.close();
     channel = next;
     writePos = LogFormat.SEGMENT_HEADER_SIZE;
+    syncedPos = writePos;
     allocatedEnd = writePos;
     LogSegments.Segment segment = new LogSegments.Segment(path, base, base - 1, 0);
     segments.startNext(current, segment);
     current = segment;
     // Listed only now that its header is durable, and before any record goes into it.
+    manifestStale = true;
     segments.writeManifest();
+    manifestStale = false;
   }
 }

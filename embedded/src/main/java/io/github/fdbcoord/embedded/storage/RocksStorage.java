@@ -25,6 +25,7 @@ import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.ColumnFamilyOptions;
 import org.rocksdb.CompressionType;
 import org.rocksdb.DBOptions;
+import org.rocksdb.Env;
 import org.rocksdb.Filter;
 import org.rocksdb.FlushOptions;
 import org.rocksdb.IndexType;
@@ -35,6 +36,7 @@ import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
+import org.rocksdb.SstFileManager;
 import org.rocksdb.SstFileReader;
 import org.rocksdb.Status;
 import org.rocksdb.WriteBatch;
@@ -150,7 +152,17 @@ public final class RocksStorage implements AutoCloseable {
         .setCompressionType(CompressionType.LZ4_COMPRESSION)
         .setLevelCompactionDynamicLevelBytes(true);
     resources.add(family);
+    // With a file manager RocksDB resumes by itself after a write failed for lack of space.
+    SstFileManager files;
+    try {
+      files = new SstFileManager(Env.getDefault());
+    } catch (RocksDBException e) {
+      closeAll(resources);
+      throw new IOException("cannot open the engine's storage " + dir + ": " + e.getMessage(), e);
+    }
+    resources.add(files);
     DBOptions options = new DBOptions()
+        .setSstFileManager(files)
         .setCreateIfMissing(true)
         .setCreateMissingColumnFamilies(true)
         // The data and the durable-version record must reach disk together.
@@ -698,6 +710,22 @@ public final class RocksStorage implements AutoCloseable {
     public int count() {
       return batch.count();
     }
+  }
+
+  /**
+   * Whether {@code failure} (or one of its causes) is RocksDB refusing a write for lack of disk space,
+   * told by its status's sub-code. RocksDB then recovers on its own once space is back (its
+   * {@link SstFileManager} watches the free space; {@code Resume} is not in the Java API), and the
+   * failed write can be retried.
+   */
+  public static boolean outOfSpace(Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof RocksDBException r && r.getStatus() != null
+          && r.getStatus().getSubCode() == Status.SubCode.NoSpace) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**

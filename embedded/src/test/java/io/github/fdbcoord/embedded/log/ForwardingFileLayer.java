@@ -2,6 +2,7 @@ package io.github.fdbcoord.embedded.log;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -54,5 +55,44 @@ public abstract class ForwardingFileLayer implements FileLayer {
   @Override
   public Closeable tryLock(Path file) throws IOException {
     return delegate.tryLock(file);
+  }
+
+  /** An open file that hands every call to another one: test layers override the calls they change. */
+  public static class ForwardingOpenFile implements OpenFile {
+    protected final OpenFile delegate;
+
+    public ForwardingOpenFile(OpenFile delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public int read(ByteBuffer dst, long position) throws IOException {
+      return delegate.read(dst, position);
+    }
+
+    @Override
+    public void write(ByteBuffer src, long position) throws IOException {
+      delegate.write(src, position);
+    }
+
+    @Override
+    public long size() throws IOException {
+      return delegate.size();
+    }
+
+    @Override
+    public void truncate(long size) throws IOException {
+      delegate.truncate(size);
+    }
+
+    @Override
+    public void force(boolean metadata) throws IOException {
+      delegate.force(metadata);
+    }
+
+    @Override
+    public void close() throws IOException {
+      delegate.close();
+    }
   }
 }
