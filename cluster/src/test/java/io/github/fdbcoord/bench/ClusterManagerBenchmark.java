@@ -155,6 +155,10 @@ public final class ClusterManagerBenchmark {
       senders(args.length > 1 ? Integer.parseInt(args[1]) : 2);
       System.exit(0);
     }
+    if (args.length > 0 && args[0].equals("pingpong")) {
+      pingPongRounds(args.length > 1 ? Integer.parseInt(args[1]) : 2);
+      return;
+    }
     if (args.length > 0 && args[0].equals("detect")) {
       detect(args.length > 1 ? Integer.parseInt(args[1]) : 2);
       System.exit(0);
@@ -216,9 +220,25 @@ public final class ClusterManagerBenchmark {
     }
   }
 
+  /** Lock ping-pong only, this manager (default options) and Hazelcast alternating, {@code rounds} times. */
+  private static void pingPongRounds(int rounds) throws Exception {
+    System.out.printf(Locale.ROOT, "ClusterManagerBenchmark pingpong: %d round(s), %d cores, load average %.2f%n", rounds,
+        Runtime.getRuntime().availableProcessors(), java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+    for (int round = 0; round < rounds; round++) {
+      for (Supplier<Kind> kind : List.<Supplier<Kind>>of(ClusterManagerBenchmark::fdbMemoryDefaultLease, HazelcastKind::new)) {
+        try (Kind k = kind.get()) {
+          pingPong(k);
+        }
+        System.out.printf(Locale.ROOT, "load average %.2f%n", java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+      }
+    }
+    System.exit(0); // Hazelcast leaves non-daemon threads behind
+  }
+
   /**
    * Nodes B and C each acquire and release one lock in a loop at the same time, so the lock
-   * alternates between them: cycles per second (both together) and the time from asking to holding.
+   * alternates between them: cycles per second (both together), the time from asking to holding,
+   * and the hand-off: from one node's call to release to the other node holding the lock.
    */
   private static void pingPong(Kind kind) throws Exception {
     Nodes nodes = start(kind);
@@ -230,6 +250,9 @@ public final class ClusterManagerBenchmark {
         await(c.sharedData().getLockWithTimeout("bench.pingpong", 10_000)).release();
       }
       java.util.concurrent.ConcurrentLinkedQueue<Double> waits = new java.util.concurrent.ConcurrentLinkedQueue<>();
+      java.util.concurrent.ConcurrentLinkedQueue<Double> handOffs = new java.util.concurrent.ConcurrentLinkedQueue<>();
+      // Who released last and when (nanoTime), written by the holder just before it releases.
+      java.util.concurrent.atomic.AtomicReference<Object[]> lastRelease = new java.util.concurrent.atomic.AtomicReference<>();
       AtomicLong cycles = new AtomicLong();
       long end = System.nanoTime() + PHASE.toNanos();
       long t0 = System.nanoTime();
@@ -240,7 +263,13 @@ public final class ClusterManagerBenchmark {
             while (System.nanoTime() < end) {
               long asked = System.nanoTime();
               Lock l = await(v.sharedData().getLockWithTimeout("bench.pingpong", 10_000));
-              waits.add((System.nanoTime() - asked) / 1e6);
+              long held = System.nanoTime();
+              waits.add((held - asked) / 1e6);
+              Object[] previous = lastRelease.get();
+              if (previous != null && previous[0] != v) {
+                handOffs.add((held - (long) previous[1]) / 1e6);
+              }
+              lastRelease.set(new Object[] {v, System.nanoTime()});
               l.release();
               cycles.incrementAndGet();
             }
@@ -252,8 +281,11 @@ public final class ClusterManagerBenchmark {
       CompletableFuture.allOf(loops.toArray(new CompletableFuture<?>[0])).get(120, TimeUnit.SECONDS);
       double seconds = (System.nanoTime() - t0) / 1e9;
       double[] w = waits.stream().mapToDouble(Double::doubleValue).toArray();
-      System.out.printf(Locale.ROOT, "lock ping-pong B/C, %s: %.0f cycles/s, ask-to-hold p50 %.2f ms p99 %.2f ms (%d acquisitions)%n",
-          kind.name(), cycles.get() / seconds, pct(w, 50), pct(w, 99), w.length);
+      double[] h = handOffs.stream().mapToDouble(Double::doubleValue).toArray();
+      System.out.printf(Locale.ROOT, "lock ping-pong B/C, %s: %.0f cycles/s, ask-to-hold p50 %.2f ms p99 %.2f ms (%d acquisitions),"
+              + " hand-off B→C p50 %.2f ms p99 %.2f ms (%d hand-offs)%n",
+          kind.name(), cycles.get() / seconds, pct(w, 50), pct(w, 99), w.length,
+          h.length == 0 ? Double.NaN : pct(h, 50), h.length == 0 ? Double.NaN : pct(h, 99), h.length);
     } finally {
       stop(nodes);
     }
