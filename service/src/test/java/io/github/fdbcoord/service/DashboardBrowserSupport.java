@@ -55,7 +55,7 @@ abstract class DashboardBrowserSupport {
   static final String CHROMEDRIVER = "/usr/bin/chromedriver";
   private static final Path SCREENSHOTS = Paths.get("target", "screenshots");
   private static final Path SELENIUM_CACHE = Paths.get(System.getProperty("user.home"), ".cache", "selenium");
-  static final Duration WAIT = Duration.ofSeconds(10);
+  static final Duration WAIT = Duration.ofSeconds(30);
 
   /** Kept: Selenium warns that it has no DevTools bindings for this Chromium, which these tests do not use. */
   private static final java.util.logging.Logger DEVTOOLS_LOG = java.util.logging.Logger.getLogger("org.openqa.selenium.devtools");
