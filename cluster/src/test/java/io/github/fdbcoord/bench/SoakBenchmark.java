@@ -57,6 +57,12 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class SoakBenchmark {
   private static final long MINUTE_NANOS = TimeUnit.MINUTES.toNanos(1);
   private static final String ALL = "mutex,lock,counter,map,interner,allocator,directory";
+  /**
+   * {@code -Dsoak.removeNamespaces=false} keeps the interner's old namespaces instead of removing them:
+   * the same work without the large range clears, to tell their cost from plain CPU sharing.
+   */
+  private static final boolean REMOVE_NAMESPACES =
+      Boolean.parseBoolean(System.getProperty("soak.removeNamespaces", "true"));
 
   private SoakBenchmark() {}
 
@@ -198,7 +204,9 @@ public final class SoakBenchmark {
         return i -> {
           long generation = i / 5_000;
           if (i > 0 && i % 5_000 == 0) {
-            service.removeNamespace("fresh-" + (generation - 1)).get(60, TimeUnit.SECONDS);
+            if (REMOVE_NAMESPACES) {
+              service.removeNamespace("fresh-" + (generation - 1)).get(60, TimeUnit.SECONDS);
+            }
             fresh[0] = service.open("fresh-" + generation).get(60, TimeUnit.SECONDS);
           }
           List<String> batch = new ArrayList<>(10);

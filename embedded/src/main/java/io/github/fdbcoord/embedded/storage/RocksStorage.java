@@ -67,6 +67,14 @@ public final class RocksStorage implements AutoCloseable {
   /** Present once the commit log beside this storage keeps a manifest: from then on it must have one. */
   private static final byte[] LOG_MANIFEST_KEY = "log-manifest".getBytes(StandardCharsets.US_ASCII);
 
+  /**
+   * A memtable is flushed once it holds this many range deletions. Every iterator opened on the
+   * storage (each range read, each range clear's scan) pays for the range tombstones of the mutable
+   * memtable, and with a write buffer that takes minutes to fill they would pile up that long; once
+   * flushed they sit in a table file whose fragmented tombstones are built once and cached.
+   */
+  static final int MEMTABLE_MAX_RANGE_DELETIONS = 8;
+
   static {
     RocksDB.loadLibrary();
   }
@@ -150,7 +158,8 @@ public final class RocksStorage implements AutoCloseable {
         .setWriteBufferSize(writeBufferBytes)
         .setMaxWriteBufferNumber(3)
         .setCompressionType(CompressionType.LZ4_COMPRESSION)
-        .setLevelCompactionDynamicLevelBytes(true);
+        .setLevelCompactionDynamicLevelBytes(true)
+        .setMemtableMaxRangeDeletions(MEMTABLE_MAX_RANGE_DELETIONS);
     resources.add(family);
     // With a file manager RocksDB resumes by itself after a write failed for lack of space.
     SstFileManager files;
@@ -447,6 +456,15 @@ public final class RocksStorage implements AutoCloseable {
       rows.offer(key, value, seen);
     }
     return value;
+  }
+
+  /** The entries (writes, deletes and range deletions) in RocksDB's mutable memtable of the data (for tests). */
+  long entriesInMutableMemtable() {
+    try {
+      return db.getLongProperty(data, "rocksdb.num-entries-active-mem-table");
+    } catch (RocksDBException e) {
+      throw failure("reading a property of", e);
+    }
   }
 
   /** Whether the row cache holds {@code key} (for tests). */
