@@ -11,11 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.BloomFilter;
 import org.rocksdb.Checkpoint;
@@ -31,13 +27,11 @@ import org.rocksdb.FlushOptions;
 import org.rocksdb.IndexType;
 import org.rocksdb.LRUCache;
 import org.rocksdb.LiveFileMetaData;
-import org.rocksdb.Options;
 import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
 import org.rocksdb.SstFileManager;
-import org.rocksdb.SstFileReader;
 import org.rocksdb.Status;
 import org.rocksdb.WriteBatch;
 import org.rocksdb.WriteOptions;
@@ -138,10 +132,10 @@ public final class RocksStorage implements AutoCloseable {
       boolean verifyChecksums) throws IOException {
     Path dir = dataDirectory.resolve(DIRECTORY);
     Files.createDirectories(dir);
-    refuseMissingCurrent(dir);
-    List<String> unlisted = keepUnlistedTables(dataDirectory, dir);
+    StorageFiles.refuseMissingCurrent(dir);
+    List<String> unlisted = StorageFiles.keepUnlistedTables(dataDirectory, dir);
     if (verifyChecksums) {
-      List<String> damaged = verifyTables(dir);
+      List<String> damaged = StorageFiles.verifyTables(dir);
       if (!damaged.isEmpty()) {
         throw new IOException("the engine's storage " + dir + " is damaged (checksums verified at open): "
             + String.join("; ", damaged));
@@ -189,7 +183,7 @@ public final class RocksStorage implements AutoCloseable {
       db = RocksDB.open(options, dir.toString(), families, handles);
     } catch (RocksDBException e) {
       closeAll(resources);
-      throw openFailure(dataDirectory, dir, e);
+      throw StorageFiles.openFailure(dataDirectory, dir, e);
     }
     try {
       byte[] recorded = db.get(handles.get(1), DURABLE_VERSION_KEY);
@@ -202,7 +196,7 @@ public final class RocksStorage implements AutoCloseable {
       db.close();
       closeAll(resources);
       if (e instanceof RocksDBException r) {
-        throw openFailure(dataDirectory, dir, r);
+        throw StorageFiles.openFailure(dataDirectory, dir, r);
       }
       throw new IOException("cannot read the durable version of the engine's storage " + dir + ": " + e.getMessage(), e);
     }
@@ -210,90 +204,6 @@ public final class RocksStorage implements AutoCloseable {
 
   /** Where table files the MANIFEST did not list are kept until the engine has opened (see {@link #open}). */
   public static final String UNLISTED_DIRECTORY = "storage-unlisted";
-
-  /** RocksDB's lock file in its directory, held while a process has it open. */
-  private static final String ROCKSDB_LOCK_FILE = "LOCK";
-
-  private static IOException openFailure(Path dataDirectory, Path dir, RocksDBException e) {
-    Status status = e.getStatus();
-    Status.Code code = status == null ? null : status.getCode();
-    String state = stateOf(e);
-    if (code == Status.Code.IOError && state.contains(dir.resolve(ROCKSDB_LOCK_FILE).toString())) {
-      // RocksDB's lock is the only I/O error naming its LOCK file: another process (or this one) has it open.
-      throw new IllegalStateException("data directory " + dataDirectory + " is in use: its storage " + dir
-          + " is open elsewhere (" + state + ")", e);
-    }
-    if (code == Status.Code.Corruption) {
-      String file = namedFile(state);
-      return new IOException("the engine's storage " + dir + " is damaged" + (file != null ? ": " + file : "")
-          + " (RocksDB: " + state + ")", e);
-    }
-    return new IOException("cannot open the engine's storage " + dir + " (RocksDB " + code + "): " + state, e);
-  }
-
-  /**
-   * Fails when the storage has a MANIFEST or table files but no {@code CURRENT} (which names the live
-   * MANIFEST): RocksDB would take the directory for a new database.
-   */
-  private static void refuseMissingCurrent(Path dir) throws IOException {
-    if (Files.exists(dir.resolve("CURRENT"))) {
-      return;
-    }
-    List<String> left = new ArrayList<>();
-    try (var files = Files.list(dir)) {
-      files.map(p -> p.getFileName().toString())
-          .filter(n -> n.startsWith("MANIFEST-") || n.endsWith(".sst"))
-          .sorted()
-          .forEach(left::add);
-    }
-    if (!left.isEmpty()) {
-      throw new IOException("the engine's storage " + dir + " is damaged: its CURRENT file is missing, though it holds "
-          + String.join(", ", left) + " (CURRENT names the MANIFEST that lists the storage's files; restore the"
-          + " data directory from a backup)");
-    }
-  }
-
-  /**
-   * The table files of {@code dir} that its MANIFEST does not list, linked into {@link #UNLISTED_DIRECTORY}
-   * before RocksDB's open deletes them; empty when there are none (or no database yet).
-   */
-  private static List<String> keepUnlistedTables(Path dataDirectory, Path dir) throws IOException {
-    Set<String> present = tableFiles(dir);
-    if (present.isEmpty()) {
-      return List.of();
-    }
-    Set<String> listed = new TreeSet<>();
-    for (LiveFileMetaData f : readOnly(dir, db -> db.getLiveFilesMetaData())) {
-      listed.add(fileName(f.fileName()));
-    }
-    present.removeAll(listed);
-    if (present.isEmpty()) {
-      return List.of();
-    }
-    Path kept = dataDirectory.resolve(UNLISTED_DIRECTORY);
-    Files.createDirectories(kept);
-    for (String name : present) {
-      Files.deleteIfExists(kept.resolve(name));
-      try {
-        Files.createLink(kept.resolve(name), dir.resolve(name));
-      } catch (UnsupportedOperationException | IOException noLinks) {
-        Files.copy(dir.resolve(name), kept.resolve(name));
-      }
-    }
-    return List.copyOf(present);
-  }
-
-  private static Set<String> tableFiles(Path dir) throws IOException {
-    Set<String> names = new TreeSet<>();
-    try (var files = Files.list(dir)) {
-      files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".sst")).forEach(names::add);
-    }
-    return names;
-  }
-
-  private static String fileName(String rocksName) {
-    return rocksName.startsWith("/") ? rocksName.substring(1) : rocksName;
-  }
 
   /** What {@link #open} found unlisted, as a sentence for an error that follows it, or "" when nothing. */
   public String unlistedTablesNote() {
@@ -322,79 +232,19 @@ public final class RocksStorage implements AutoCloseable {
     }
   }
 
-  /** Something done with a storage opened read-only (which neither deletes nor writes any file). */
-  private interface ReadOnlyUse<T> {
-    T apply(RocksDB db) throws RocksDBException, IOException;
-  }
-
-  private static <T> T readOnly(Path dir, ReadOnlyUse<T> use) throws IOException {
-    // Only the MANIFEST is needed: no table file is opened (RocksDB would open all of them, reading each one's
-    // footer and index, which at 10M keys doubled the time of the engine's open).
-    try (Options listing = new Options(); ColumnFamilyOptions family = new ColumnFamilyOptions();
-        DBOptions options = new DBOptions().setMaxOpenFiles(16).setSkipStatsUpdateOnDbOpen(true)
-            .setSkipCheckingSstFileSizesOnDbOpen(true)) {
-      List<ColumnFamilyDescriptor> families = new ArrayList<>();
-      for (byte[] name : RocksDB.listColumnFamilies(listing, dir.toString())) {
-        families.add(new ColumnFamilyDescriptor(name, family));
-      }
-      List<ColumnFamilyHandle> handles = new ArrayList<>();
-      try (RocksDB db = RocksDB.openReadOnly(options, dir.toString(), families, handles)) {
-        try {
-          return use.apply(db);
-        } finally {
-          handles.forEach(ColumnFamilyHandle::close);
-        }
-      }
-    } catch (RocksDBException e) {
-      throw openFailure(dir.getParent(), dir, e);
-    }
-  }
-
   /**
    * Reads every block of every table file the storage in {@code dir} lists and checks its checksum: one line
    * per damaged file, naming it (empty when none is). The storage must not be open for writing meanwhile.
    */
   public static List<String> verifyTables(Path dir) throws IOException {
-    List<String> files = readOnly(dir, db -> {
-      List<String> names = new ArrayList<>();
-      for (LiveFileMetaData f : db.getLiveFilesMetaData()) {
-        names.add(fileName(f.fileName()));
-      }
-      return names;
-    });
-    List<String> damaged = new ArrayList<>();
-    for (String name : new TreeSet<>(files)) {
-      String problem = verifyTable(dir.resolve(name));
-      if (problem != null) {
-        damaged.add(dir.resolve(name) + ": " + problem);
-      }
-    }
-    return damaged;
-  }
-
-  /**
-   * Why the table file {@code file} is damaged (RocksDB's description), or null when every block's checksum
-   * matches or the file is gone (a compaction deleted it since it was listed).
-   */
-  static String verifyTable(Path file) {
-    try (Options options = new Options(); SstFileReader reader = new SstFileReader(options)) {
-      reader.open(file.toString());
-      reader.verifyChecksum();
-      return null;
-    } catch (RocksDBException e) {
-      Status status = e.getStatus();
-      if (status != null && status.getCode() == Status.Code.IOError && !Files.exists(file)) {
-        return null;
-      }
-      return stateOf(e);
-    }
+    return StorageFiles.verifyTables(dir);
   }
 
   /** The table files the open storage lists now, with their sizes, for the scrub. */
   java.util.Map<Path, Long> liveTables() {
     java.util.Map<Path, Long> tables = new java.util.TreeMap<>();
     for (LiveFileMetaData f : db.getLiveFilesMetaData()) {
-      tables.put(dir.resolve(fileName(f.fileName())), f.size());
+      tables.put(dir.resolve(StorageFiles.fileName(f.fileName())), f.size());
     }
     return tables;
   }
@@ -507,9 +357,9 @@ public final class RocksStorage implements AutoCloseable {
    */
   private StorageFailure failure(String action, RocksDBException e) {
     Status status = e.getStatus();
-    String state = stateOf(e);
+    String state = StorageFiles.stateOf(e);
     if (status != null && status.getCode() == Status.Code.Corruption) {
-      String file = namedFile(state);
+      String file = StorageFiles.namedFile(state);
       StorageFailure f = new StorageFailure("the engine's storage is damaged" + (file != null ? ": " + file : "")
           + " (" + action + " " + dir + ": " + state + ")", e, true, file);
       reportDamage(f);
@@ -529,19 +379,6 @@ public final class RocksStorage implements AutoCloseable {
   /** The first damage found in the storage's files, or null while none was. */
   public StorageFailure damage() {
     return damage.get();
-  }
-
-  private static String stateOf(RocksDBException e) {
-    Status status = e.getStatus();
-    return status != null && status.getState() != null ? status.getState() : String.valueOf(e.getMessage());
-  }
-
-  private static final Pattern TABLE_FILE = Pattern.compile("[^\\s:]+\\.sst");
-
-  /** The table file a RocksDB status message names, or null. */
-  private static String namedFile(String state) {
-    Matcher m = TABLE_FILE.matcher(state);
-    return m.find() ? m.group() : null;
   }
 
   /** Fails with {@link VersionedStore.TooOld} when what a reader at {@code readVersion} just read may be newer. */

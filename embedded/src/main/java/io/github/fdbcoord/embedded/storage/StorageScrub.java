@@ -73,7 +73,7 @@ public final class StorageScrub implements AutoCloseable {
         return null;
       }
       long started = System.nanoTime();
-      String problem = RocksStorage.verifyTable(table.getKey());
+      String problem = StorageFiles.verifyTable(table.getKey());
       if (problem != null) {
         damaged++;
         storage.reportDamagedTable(table.getKey(), problem);
