@@ -4,7 +4,6 @@ import io.vertx.core.internal.logging.Logger;
 import io.vertx.core.internal.logging.LoggerFactory;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.text.MessageFormat;
@@ -40,8 +39,6 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class GroupCommitWriter {
   private static final Logger LOG = LoggerFactory.getLogger(GroupCommitWriter.class);
-  /** Zero-filled space written ahead of the records at a time. */
-  static final long PREALLOCATE_BYTES = 1L << 20;
   /** How often a stalled writer tries to write its records again. */
   static final long STALL_RETRY_NANOS = 200_000_000L;
 
@@ -51,7 +48,6 @@ final class GroupCommitWriter {
   /** A queued request to start a new segment whose records all have versions >= base. */
   private record Roll(long base, CompletableFuture<Void> future) {}
 
-  private final FileLayer files;
   private final Path dir;
   private final LogSegments segments;
 
@@ -75,21 +71,13 @@ final class GroupCommitWriter {
   private final Map<Long, CompletableFuture<Void>> rolls = new HashMap<>();
 
   // Owned by the sync thread after construction.
-  private FileLayer.OpenFile channel;
-  /** End of the records in the current segment: where the next write goes. */
-  private long writePos;
-  /** End of the records synced so far in the current segment: where a stalled batch is written again. */
-  private long syncedPos;
+  private final SegmentFile file;
   /** A stall's records are not all synced yet (see {@link #resumeIfStalled}). */
   private boolean recovering;
   /** The new segment's listing in the manifest failed for lack of space: written before any record. */
   private boolean manifestStale;
-  /** End of the zero-filled space written ahead of writePos. */
-  private long allocatedEnd;
-  private final ByteBuffer zeros = ByteBuffer.allocateDirect(1 << 16);
   private LogSegments.Segment current;
   private long nextBatch;
-  private ByteBuffer out = ByteBuffer.allocateDirect(1 << 20);
 
   private final AtomicLong syncs = new AtomicLong();
   private final Thread syncThread;
@@ -103,16 +91,12 @@ final class GroupCommitWriter {
 
   /** Starts writing after what {@code recovery} found, into its last segment; starts the threads. */
   GroupCommitWriter(FileLayer files, Path dir, LogSegments segments, LogRecovery.Recovered recovery) {
-    this.files = files;
     this.dir = dir;
     this.segments = segments;
     this.lastVersion = recovery.version;
     this.bytesSinceSnapshot = recovery.liveBytes;
     this.current = segments.last();
-    this.channel = recovery.channel;
-    this.writePos = recovery.writePos;
-    this.syncedPos = recovery.writePos;
-    this.allocatedEnd = recovery.writePos;
+    this.file = new SegmentFile(files, recovery.channel, recovery.writePos);
     this.nextBatch = recovery.nextBatch;
     this.completer = Executors.newSingleThreadExecutor(r -> {
       Thread t = new Thread(r, "commit-log-complete " + dir);
@@ -308,15 +292,14 @@ final class GroupCommitWriter {
     try {
       if (failureSoFar() == null) {
         // A cleanly closed segment ends at its last record, so the next open has no zeros to check.
-        channel.truncate(writePos);
-        channel.force(true);
+        file.trim();
         segments.writeManifest();
       }
     } catch (IOException e) {
       LOG.warn("commit log " + dir + ": trimming the segment or writing its manifest failed", e);
     }
     try {
-      channel.close();
+      file.close();
     } catch (IOException e) {
       LOG.warn("commit log " + dir + ": closing the segment failed", e);
     }
@@ -396,14 +379,7 @@ final class GroupCommitWriter {
       for (int i = 0; i < batch.size(); i++) {
         Object item = batch.get(i);
         if (item instanceof Pending p) {
-          int size = LogFormat.RECORD_HEADER_SIZE + p.payload.length;
-          if (out.remaining() < size) {
-            writeOut();
-            if (out.capacity() < size) {
-              out = ByteBuffer.allocateDirect(size);
-            }
-          }
-          LogFormat.putRecord(out, p.version, nextBatch, p.payload);
+          file.put(p.version, nextBatch, p.payload);
         } else {
           Roll roll = (Roll) item;
           sync(batch, synced, i);
@@ -453,8 +429,7 @@ final class GroupCommitWriter {
    * have put part of them there, and the retry will write them).
    */
   private void stall(List<Object> unsynced, IOException why) {
-    writePos = syncedPos;
-    out.clear();
+    file.rewindToSynced();
     List<CompletableFuture<Void>> unknown = new ArrayList<>();
     mutex.lock();
     try {
@@ -490,36 +465,6 @@ final class GroupCommitWriter {
     }
   }
 
-  /** Writes what is buffered (no sync). */
-  private void writeOut() throws IOException {
-    out.flip();
-    int length = out.remaining();
-    preallocate(writePos + length);
-    channel.write(out, writePos);
-    writePos += length;
-    out.clear();
-  }
-
-  /**
-   * Makes sure the file has been written (with zeros) up to at least {@code end}. fdatasync after
-   * overwriting space that already exists has no file size to commit, which makes it about twice as
-   * fast as after an append on ext4; recovery reads a zero record header as the end of the records.
-   */
-  private void preallocate(long end) throws IOException {
-    if (end <= allocatedEnd) {
-      return;
-    }
-    long target = Math.max(end, allocatedEnd + PREALLOCATE_BYTES);
-    long pos = allocatedEnd;
-    while (pos < target) {
-      int n = (int) Math.min(zeros.capacity(), target - pos);
-      zeros.clear().limit(n);
-      channel.write(zeros, pos);
-      pos += n;
-    }
-    allocatedEnd = pos;
-  }
-
   /** Writes and syncs the buffered records batch[from, to), then completes their futures. */
   private void sync(List<Object> batch, int from, int to) throws IOException {
     long lastSynced = -1;
@@ -533,11 +478,9 @@ final class GroupCommitWriter {
     if (count == 0) {
       return;
     }
-    writeOut();
-    channel.force(false);
+    file.sync();
     syncs.incrementAndGet();
     nextBatch++;
-    syncedPos = writePos;
     segments.recordSynced(current, lastSynced, count);
     resumeIfStalled(lastSynced);
     CompletableFuture<?>[] done = new CompletableFuture<?>[(int) count];
@@ -590,27 +533,10 @@ final class GroupCommitWriter {
       return;
     }
     // Trimmed before the next segment exists: a segment other than the last one ends at its last record.
-    channel.truncate(writePos);
-    allocatedEnd = writePos;
-    channel.force(true);
+    file.trim();
     Path path = dir.resolve(LogFormat.segmentName(base));
-    FileLayer.OpenFile next = files.open(path, FileLayer.Mode.CREATE_NEW);
-    try {
-      next.write(LogFormat.segmentHeader(base, nextBatch), 0);
-      next.force(true);
-      // The new file must not vanish in a crash once records in it are acknowledged.
-      files.syncDirectory(dir);
-    } catch (IOException e) {
-      next.close();
-      // A retry after a stall creates it again.
-      files.deleteIfExists(path);
-      throw e;
-    }
-    channel.close();
-    channel = next;
-    writePos = LogFormat.SEGMENT_HEADER_SIZE;
-    syncedPos = writePos;
-    allocatedEnd = writePos;
+    // A retry after a stall creates it again.
+    file.startNext(path, LogFormat.segmentHeader(base, nextBatch));
     LogSegments.Segment segment = new LogSegments.Segment(path, base, base - 1, 0);
     segments.startNext(current, segment);
     current = segment;

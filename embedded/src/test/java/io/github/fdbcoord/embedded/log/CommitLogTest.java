@@ -431,7 +431,7 @@ public class CommitLogTest {
     }
     // A crash leaves the zero-filled space written ahead of the records in place.
     Path segment = lastSegment();
-    appendZeros(segment, (int) GroupCommitWriter.PREALLOCATE_BYTES);
+    appendZeros(segment, (int) SegmentFile.PREALLOCATE_BYTES);
     Collected c = new Collected();
     try (CommitLog log = CommitLog.open(dir, c)) {
       assertEquals(10, log.recoveredVersion());
@@ -715,9 +715,9 @@ public class CommitLogTest {
       // Make the next write fail: close the segment channel under the sync thread.
       var writerField = CommitLog.class.getDeclaredField("writer");
       writerField.setAccessible(true);
-      var channelField = GroupCommitWriter.class.getDeclaredField("channel");
-      channelField.setAccessible(true);
-      ((FileLayer.OpenFile) channelField.get(writerField.get(log))).close();
+      var fileField = GroupCommitWriter.class.getDeclaredField("file");
+      fileField.setAccessible(true);
+      ((SegmentFile) fileField.get(writerField.get(log))).close();
       CompletableFuture<Void> failed = log.append(2, new byte[] {2});
       Throwable cause = assertThrows(Exception.class, failed::join).getCause();
       assertTrue(cause instanceof UncheckedIOException, String.valueOf(cause));
