@@ -21,6 +21,8 @@ class RangeCursor implements AutoCloseable {
   /** The storage view holds every version up to this one. */
   private long viewThrough;
   private byte[] storedKey;
+  /** The last key decided (returned or passed over), in scan order; null before the first. */
+  private byte[] decided;
   /** The current pair's key, once {@link #next()} returned true. */
   public byte[] key;
   /** The current pair's value, once {@link #next()} returned true. */
@@ -40,8 +42,11 @@ class RangeCursor implements AutoCloseable {
     }
   }
 
-  /** Takes a storage view positioned at the first key at or after {@code from} in scan order (null: the start). */
-  private void openView(byte[] from) {
+  /**
+   * Takes a storage view positioned at the first key after {@code after} in scan order (null: the start):
+   * a new view after chains were dropped into the storage resumes behind the last key decided.
+   */
+  private void openView(byte[] after) {
     if (stored != null) {
       stored.close();
     }
@@ -49,9 +54,12 @@ class RangeCursor implements AutoCloseable {
     stored = base.iterator();
     base.checkReadable(readVersion);
     if (!reverse) {
-      stored.seek(from != null ? from : begin);
-    } else if (from != null) {
-      stored.seekForPrev(from);
+      stored.seek(after != null ? Bytes.keyAfter(after) : begin);
+    } else if (after != null) {
+      stored.seekForPrev(after);
+      if (base.valid(stored) && Bytes.compare(stored.key(), after) >= 0) {
+        stored.prev();
+      }
     } else if (end == null) {
       stored.seekToLast();
     } else {
@@ -92,6 +100,11 @@ class RangeCursor implements AutoCloseable {
   /** Moves to the next live pair; false when the range has no more. */
   public boolean next() {
     while (true) {
+      if (base != null && viewStale()) {
+        // Chains dropped into the storage after this view was taken are gone from the window's
+        // iterator and missing from the view: a new view from the last key decided finds them.
+        openView(decided);
+      }
       if (chain == null && storedKey == null) {
         return false;
       }
@@ -100,6 +113,7 @@ class RangeCursor implements AutoCloseable {
       if (order <= 0) {
         VersionedStore.Version v = VersionedStore.versionAt(c.head, readVersion);
         if (v != null || base == null) {
+          decided = c.bytes;
           chain = chains.hasNext() ? chains.next() : null;
           if (order == 0) {
             advanceStored();
@@ -118,9 +132,10 @@ class RangeCursor implements AutoCloseable {
       boolean cleared = store.clearedInWindow(k, readVersion);
       if (viewStale()) {
         // The key's versions may have been dropped into the storage after this view was taken.
-        openView(k);
+        openView(decided);
         continue;
       }
+      decided = k;
       if (order <= 0) {
         chain = chains.hasNext() ? chains.next() : null;
       }

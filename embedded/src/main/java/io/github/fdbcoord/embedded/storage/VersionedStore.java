@@ -549,6 +549,12 @@ public final class VersionedStore implements AutoCloseable {
    * prepared by commits that never applied. Caller holds the commit lock.
    */
   public int sweepTombstones(long oldestReadable) {
+    if (base != null) {
+      // Only clears the readers know to be in the storage: a cursor whose view is older than a dropped
+      // tombstone's clear renews its view when evictingThrough passes it, and would otherwise read the
+      // key's old value from that view.
+      oldestReadable = Math.min(oldestReadable, evictingThrough);
+    }
     int removed = 0;
     while (!tombstones.isEmpty() && tombstones.peekFirst().version <= oldestReadable) {
       Chain chain = tombstones.removeFirst().chain;
