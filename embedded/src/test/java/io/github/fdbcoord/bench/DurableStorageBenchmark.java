@@ -4,7 +4,7 @@ import com.apple.foundationdb.Database;
 import com.apple.foundationdb.Transaction;
 import io.github.fdbcoord.embedded.EmbeddedDatabase;
 import io.github.fdbcoord.embedded.EmbeddedOptions;
-import io.github.fdbcoord.embedded.storage.RocksStorage;
+import io.github.fdbcoord.embedded.storage.RocksTuning;
 import org.rocksdb.Cache;
 import org.rocksdb.BloomFilter;
 import org.rocksdb.ColumnFamilyDescriptor;
@@ -297,10 +297,10 @@ public final class DurableStorageBenchmark {
     try (Options listOptions = new Options()) {
       names = RocksDB.listColumnFamilies(listOptions, storage.toString());
     }
-    try (Cache cache = RocksStorage.blockCache(cacheBytes());
+    try (Cache cache = RocksTuning.blockCache(cacheBytes());
         BloomFilter bloom = new BloomFilter(10, false);
         ColumnFamilyOptions family = new ColumnFamilyOptions()
-            .setTableFormatConfig(RocksStorage.tableConfig(cache, bloom))
+            .setTableFormatConfig(RocksTuning.tableConfig(cache, bloom))
             .setCompressionType(CompressionType.LZ4_COMPRESSION).setLevelCompactionDynamicLevelBytes(true);
         DBOptions dbOptions = new DBOptions().setAtomicFlush(true).setMaxBackgroundJobs(2)) {
       List<ColumnFamilyDescriptor> descriptors = new ArrayList<>();

@@ -19,13 +19,9 @@ import org.rocksdb.Cache;
 import org.rocksdb.ColumnFamilyDescriptor;
 import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.ColumnFamilyOptions;
-import org.rocksdb.CompressionType;
 import org.rocksdb.DBOptions;
 import org.rocksdb.Env;
-import org.rocksdb.Filter;
 import org.rocksdb.FlushOptions;
-import org.rocksdb.IndexType;
-import org.rocksdb.LRUCache;
 import org.rocksdb.LiveFileMetaData;
 import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDB;
@@ -60,14 +56,6 @@ public final class RocksStorage implements AutoCloseable {
   private static final byte[] DURABLE_VERSION_KEY = "durable-version".getBytes(StandardCharsets.US_ASCII);
   /** Present once the commit log beside this storage keeps a manifest: from then on it must have one. */
   private static final byte[] LOG_MANIFEST_KEY = "log-manifest".getBytes(StandardCharsets.US_ASCII);
-
-  /**
-   * A memtable is flushed once it holds this many range deletions. Every iterator opened on the
-   * storage (each range read, each range clear's scan) pays for the range tombstones of the mutable
-   * memtable, and with a write buffer that takes minutes to fill they would pile up that long; once
-   * flushed they sit in a table file whose fragmented tombstones are built once and cached.
-   */
-  static final int MEMTABLE_MAX_RANGE_DELETIONS = 8;
 
   static {
     RocksDB.loadLibrary();
@@ -142,20 +130,13 @@ public final class RocksStorage implements AutoCloseable {
       }
     }
     List<AutoCloseable> resources = new ArrayList<>();
-    Cache cache = blockCache(cacheBytes);
+    Cache cache = RocksTuning.blockCache(cacheBytes);
     resources.add(cache);
     BloomFilter bloom = new BloomFilter(10, false);
     resources.add(bloom);
-    BlockBasedTableConfig table = tableConfig(cache, bloom);
-    ColumnFamilyOptions family = new ColumnFamilyOptions()
-        .setTableFormatConfig(table)
-        .setWriteBufferSize(writeBufferBytes)
-        .setMaxWriteBufferNumber(3)
-        .setCompressionType(CompressionType.LZ4_COMPRESSION)
-        .setLevelCompactionDynamicLevelBytes(true)
-        .setMemtableMaxRangeDeletions(MEMTABLE_MAX_RANGE_DELETIONS);
+    BlockBasedTableConfig table = RocksTuning.tableConfig(cache, bloom);
+    ColumnFamilyOptions family = RocksTuning.columnFamily(table, writeBufferBytes);
     resources.add(family);
-    // With a file manager RocksDB resumes by itself after a write failed for lack of space.
     SstFileManager files;
     try {
       files = new SstFileManager(Env.getDefault());
@@ -164,15 +145,7 @@ public final class RocksStorage implements AutoCloseable {
       throw new IOException("cannot open the engine's storage " + dir + ": " + e.getMessage(), e);
     }
     resources.add(files);
-    DBOptions options = new DBOptions()
-        .setSstFileManager(files)
-        .setCreateIfMissing(true)
-        .setCreateMissingColumnFamilies(true)
-        // The data and the durable-version record must reach disk together.
-        .setAtomicFlush(true)
-        .setMaxBackgroundJobs(2)
-        .setBytesPerSync(1L << 20)
-        .setKeepLogFileNum(3);
+    DBOptions options = RocksTuning.database(files);
     resources.add(options);
     List<ColumnFamilyDescriptor> families = List.of(
         new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, family),
@@ -253,33 +226,6 @@ public final class RocksStorage implements AutoCloseable {
   void reportDamagedTable(Path file, String problem) {
     reportDamage(new StorageFailure("the engine's storage is damaged: " + file + " (scrubbing " + dir + ": " + problem
         + ")", null, true, file.toString()));
-  }
-
-  /**
-   * The block cache: few shards, half of it kept for index and filter blocks. A metadata block larger
-   * than its shard is evicted at once, and every read then parses it again from the file (about 1 ms a
-   * read with RocksDB's default 64 shards of a 64 MiB cache).
-   */
-  public static Cache blockCache(long bytes) {
-    return new LRUCache(bytes, 2, false, 0.5);
-  }
-
-  /** The storage's table options (public so that benchmarks compare RocksDB alone with the same ones). */
-  public static BlockBasedTableConfig tableConfig(Cache cache, Filter bloom) {
-    return new BlockBasedTableConfig()
-        .setBlockCache(cache)
-        .setFilterPolicy(bloom)
-        // Index and filter blocks live in the block cache too, so RocksDB's memory stays within
-        // the configured cache however many keys are stored; partitioned into 4 KiB pieces, so that
-        // what a read needs is small and stays cached, with only the top level pinned.
-        .setCacheIndexAndFilterBlocks(true)
-        .setCacheIndexAndFilterBlocksWithHighPriority(true)
-        .setIndexType(IndexType.kTwoLevelIndexSearch)
-        .setPartitionFilters(true)
-        .setMetadataBlockSize(4096)
-        .setPinTopLevelIndexAndFilter(true)
-        .setPinL0FilterAndIndexBlocksInCache(true)
-        .setBlockSize(16 * 1024);
   }
 
   public Path directory() {

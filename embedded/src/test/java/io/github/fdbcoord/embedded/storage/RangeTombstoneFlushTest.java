@@ -17,7 +17,7 @@ import org.rocksdb.RocksIterator;
 /**
  * Range clears that reach the storage as RocksDB range tombstones do not pile up in the mutable
  * memtable (where every new iterator pays for each of them) until the write buffer fills: the storage
- * flushes the memtable once it holds {@link RocksStorage#MEMTABLE_MAX_RANGE_DELETIONS} of them, and
+ * flushes the memtable once it holds {@link RocksTuning#MEMTABLE_MAX_RANGE_DELETIONS} of them, and
  * the cleared data stays cleared and the rest readable across those flushes.
  */
 @Timeout(60)
@@ -39,7 +39,7 @@ class RangeTombstoneFlushTest {
 
   @Test
   void theMutableMemtableIsFlushedOnceItHoldsTheLimitOfRangeDeletions() throws Exception {
-    int limit = RocksStorage.MEMTABLE_MAX_RANGE_DELETIONS;
+    int limit = RocksTuning.MEMTABLE_MAX_RANGE_DELETIONS;
     int groups = 6 * limit + 10;
     long version = 0;
     try (RocksStorage storage = RocksStorage.open(dir, 8L << 20, WRITE_BUFFER_BYTES, 0)) {
