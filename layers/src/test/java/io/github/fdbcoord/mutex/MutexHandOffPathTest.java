@@ -91,6 +91,14 @@ class MutexHandOffPathTest extends MutexTestSupport {
     await(holder.release());
   }
 
+  /** {@code owner}'s acquire of {@code name}, once the queue holds {@code length} entries with it. */
+  private static CompletableFuture<MutexHandle> queued(MutexService s, String name, String owner, int length)
+      throws InterruptedException {
+    CompletableFuture<MutexHandle> acquire = s.acquire(name, owner);
+    eventually(owner + " queued", Duration.ofSeconds(10), () -> await(s.state(name)).queue().size() == length);
+    return acquire;
+  }
+
   /**
    * A service's hand-offs read the queue from the ticket it last handed the mutex to: an entry
    * planted before that ticket (which no enqueue can make, tickets only grow) is not read, so the
@@ -100,12 +108,10 @@ class MutexHandOffPathTest extends MutexTestSupport {
   void aHandOffReadsTheQueueFromTheTicketThisServiceLastHandedTo() throws Exception {
     FdbMutexService s = service(quiet());
     MutexHandle first = await(s.acquire("q", "first"));
-    CompletableFuture<MutexHandle> second = s.acquire("q", "second");
-    eventually("second queued", Duration.ofSeconds(10), () -> await(s.state("q")).queue().size() == 1);
+    CompletableFuture<MutexHandle> second = queued(s, "q", "second", 1);
     await(first.release());
     MutexHandle secondHeld = await(second);
-    CompletableFuture<MutexHandle> third = s.acquire("q", "third");
-    eventually("third queued", Duration.ofSeconds(10), () -> await(s.state("q")).queue().size() == 1);
+    CompletableFuture<MutexHandle> third = queued(s, "q", "third", 1);
     java.nio.ByteBuffer lower = java.nio.ByteBuffer.wrap(secondHeld.ticket().orElseThrow().getTransactionVersion().clone());
     lower.putLong(0, lower.getLong(0) - 1); // one commit version before the ticket "second" was granted from
     Versionstamp planted = Versionstamp.complete(lower.array(), 0);
@@ -132,10 +138,8 @@ class MutexHandOffPathTest extends MutexTestSupport {
   void anEvictionThatNeverCommitsTeachesNoFloor() throws Exception {
     FdbMutexService s = service(quiet());
     MutexHandle holder = await(s.acquire("e", "dead/holder"));
-    CompletableFuture<MutexHandle> deadWaiter = s.acquire("e", "dead/waiter");
-    eventually("dead/waiter queued", Duration.ofSeconds(10), () -> await(s.state("e")).queue().size() == 1);
-    CompletableFuture<MutexHandle> live = s.acquire("e", "live");
-    eventually("live queued", Duration.ofSeconds(10), () -> await(s.state("e")).queue().size() == 2);
+    CompletableFuture<MutexHandle> deadWaiter = queued(s, "e", "dead/waiter", 1);
+    CompletableFuture<MutexHandle> live = queued(s, "e", "live", 2);
 
     Transaction abandoned = db.createTransaction();
     assertEquals(2, await(s.removeOwnersIn(abandoned, "dead/")), "the eviction removed the grant and the dead waiter");
