@@ -9,7 +9,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
 
 /**
  * Keeps each mutex's event log to its retention without a range clear per transition (issue 24:
@@ -40,7 +39,6 @@ final class EventLogTrimmer {
   private record Mark(byte[] resumeKey, long cutoffVersion, boolean caughtUp) {}
 
   private final MutexSchema schema;
-  private final Executor executor;
   private final long retentionVersions;
   private final long stepVersions;
   private final Map<String, Mark> marks = new LinkedHashMap<>(16, 0.75f, true) {
@@ -50,9 +48,8 @@ final class EventLogTrimmer {
     }
   };
 
-  EventLogTrimmer(MutexSchema schema, Executor executor, long retentionVersions) {
+  EventLogTrimmer(MutexSchema schema, long retentionVersions) {
     this.schema = schema;
-    this.executor = executor;
     this.retentionVersions = retentionVersions;
     this.stepVersions = Math.max(1, Math.min(MAX_STEP_VERSIONS, retentionVersions / 8));
   }
@@ -75,7 +72,7 @@ final class EventLogTrimmer {
     if (ByteArrayUtil.compareUnsigned(begin, end) >= 0) {
       return AsyncUtil.DONE;
     }
-    return AsyncUtil.collect(tr.snapshot().getRange(begin, end, BATCH), executor).thenAccept(old -> {
+    return tr.snapshot().getRange(begin, end, BATCH).asList().thenAccept(old -> {
       clear(tr, old);
       boolean caughtUp = old.size() < BATCH;
       byte[] resume = caughtUp ? end : ByteArrayUtil.join(old.get(old.size() - 1).getKey(), new byte[] {0});

@@ -48,6 +48,7 @@ final class FdbMutexService implements MutexService {
   private final ConcurrentHashMap<String, OwnershipWatcher> watchers = new ConcurrentHashMap<>();
   private final Set<HeartbeatingHandle> handles = ConcurrentHashMap.newKeySet();
   private final MutexTransitions transitions;
+  private final QueueFloors floors = new QueueFloors();
   private final MutexReaper reaper;
   private final OwnerRemoval ownerRemoval;
   /** This start of the service: recorded with every grant and queue entry made or kept alive through it. */
@@ -67,8 +68,8 @@ final class FdbMutexService implements MutexService {
     }) : options.scheduler();
     this.incarnation = new Incarnation(options.hostId(), java.util.UUID.randomUUID().toString());
     this.retentionVersions = options.eventRetention().toMillis() * (VERSIONS_PER_SECOND / 1000);
-    this.transitions = new MutexTransitions(schema, executor, incarnation, retentionVersions);
-    this.ownerRemoval = new OwnerRemoval(schema, transitions, executor);
+    this.transitions = new MutexTransitions(schema, incarnation, retentionVersions, floors);
+    this.ownerRemoval = new OwnerRemoval(schema, transitions);
     this.reaper = options.reaperEnabled() ? new MutexReaper(this, options.lease(), options.reaperInterval()) : null;
     if (reaper != null) {
       reaper.start();
@@ -108,10 +109,10 @@ final class FdbMutexService implements MutexService {
   /** Enqueues {@code owner} unless it already waits (so a retried commit never enqueues twice). */
   private CompletableFuture<AfterCommit<AcquireResult>> joinQueue(Transaction tr, String name, String owner) {
     return schema.readTicket(tr, name, owner).thenCompose(ticket -> ticket != null
-        ? schema.countQueueBefore(tr.snapshot(), name, ticket, executor)
+        ? countAhead(tr, name, ticket)
             .thenApply(ahead -> AfterCommit.now(AcquireResult.queued(ahead + 1, ticket)))
         // Count before writing: the new entry's key is unreadable until commit.
-        : schema.countQueueBefore(tr.snapshot(), name, null, executor).thenApply(ahead -> {
+        : countAhead(tr, name, null).thenApply(ahead -> {
           if (ahead >= options.maxQueueLength()) {
             throw new MutexQueueFullException(name, owner, options.maxQueueLength());
           }
@@ -119,6 +120,19 @@ final class FdbMutexService implements MutexService {
           return AfterCommit.stamped(tr.getVersionstamp(),
               vs -> AcquireResult.queued(ahead + 1, Versionstamp.complete(vs, 0)));
         }));
+  }
+
+  /**
+   * How many wait ahead of {@code ticket} (all waiters when null), by a snapshot read from the
+   * queue's floor; the first of them becomes the floor once {@code tr} commits.
+   */
+  private CompletableFuture<Integer> countAhead(Transaction tr, String name, Versionstamp ticket) {
+    return schema.readTicketsBefore(tr.snapshot(), name, floors.of(name), ticket).thenApply(ahead -> {
+      if (!ahead.isEmpty()) {
+        floors.learnOnCommit(tr, name, ahead.get(0));
+      }
+      return ahead.size();
+    });
   }
 
   @Override
@@ -160,7 +174,7 @@ final class FdbMutexService implements MutexService {
     if (token == null) {
       return CompletableFuture.failedFuture(MutexTransitions.refusal(name, owner, null, current));
     }
-    return schema.readEventsAfter(tr.snapshot(), name, token, 1, executor).thenApply(next -> {
+    return schema.readEventsAfter(tr.snapshot(), name, token, 1).thenApply(next -> {
       if (!next.isEmpty()) {
         LockEvent e = next.get(0);
         boolean released = e.type() == LockEvent.Type.RELEASED || e.type() == LockEvent.Type.HANDED_OFF;
@@ -217,7 +231,7 @@ final class FdbMutexService implements MutexService {
       if (ticket == null) {
         throw MutexTransitions.refusal(name, owner, null, current);
       }
-      return schema.readWaiter(tr, name, ticket).thenCombine(schema.countQueueBefore(tr.snapshot(), name, ticket, executor),
+      return schema.readWaiter(tr, name, ticket).thenCombine(countAhead(tr, name, ticket),
           (waiter, ahead) -> {
             schema.writeWaiter(tr, name, new Waiter(ticket, owner, incarnation, waiter == null ? 1 : waiter.beats() + 1));
             return AfterCommit.now(AcquireResult.queued(ahead + 1, ticket));
@@ -234,7 +248,7 @@ final class FdbMutexService implements MutexService {
     if (limit < 1 || limit > 10_000) {
       throw new IllegalArgumentException("limit must be between 1 and 10000, got " + limit);
     }
-    return unwrapped(db.readAsync(tr -> schema.readEventsFrom(tr, name, from, limit, executor), executor));
+    return unwrapped(db.readAsync(tr -> schema.readEventsFrom(tr, name, from, limit), executor));
   }
 
   @Override
@@ -262,7 +276,7 @@ final class FdbMutexService implements MutexService {
     }
     // The events and the read version in one transaction: every trim this read sees cut below its
     // own read version minus the retention, so a position at or above that lost nothing.
-    return unwrapped(db.readAsync(tr -> schema.readEventsFrom(tr, name, position, limit + 1, executor)
+    return unwrapped(db.readAsync(tr -> schema.readEventsFrom(tr, name, position, limit + 1)
         .thenCombine(tr.getReadVersion(), (events, readVersion) -> {
           java.util.List<LockEvent> newer = events.stream().filter(e -> e.sequence().isNewerThan(position))
               .limit(limit).toList();
@@ -274,7 +288,7 @@ final class FdbMutexService implements MutexService {
   @Override
   public CompletableFuture<Optional<LockEvent>> latestEvent(String name) {
     checkName(name, "mutex name");
-    return unwrapped(db.readAsync(tr -> schema.readLatestEvent(tr, name, executor), executor)).thenApply(Optional::ofNullable);
+    return unwrapped(db.readAsync(tr -> schema.readLatestEvent(tr, name), executor)).thenApply(Optional::ofNullable);
   }
 
   /**
@@ -290,7 +304,7 @@ final class FdbMutexService implements MutexService {
     java.util.concurrent.atomic.AtomicInteger removed = new java.util.concurrent.atomic.AtomicInteger();
     String[] after = {null};
     return unwrapped(com.apple.foundationdb.async.AsyncUtil.whileTrue(() ->
-        unwrapped(db.readAsync(tr -> schema.readHeld(tr.snapshot(), after[0], MutexReaper.PAGE, executor), executor))
+        unwrapped(db.readAsync(tr -> schema.readHeld(tr.snapshot(), after[0], MutexReaper.PAGE), executor))
             .thenCompose(names -> {
               java.util.List<CompletableFuture<Integer>> each = new java.util.ArrayList<>();
               for (String n : names) {
@@ -308,7 +322,7 @@ final class FdbMutexService implements MutexService {
 
   private CompletableFuture<AfterCommit<Integer>> removeEarlierIncarnationsIn(Transaction tr, String name) {
     return schema.readOwnerBytes(tr, name).thenCombine(
-        schema.readWaiters(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED, executor), (ownerBytes, waiters) -> {
+        schema.readWaiters(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED), (ownerBytes, waiters) -> {
           int n = 0;
           for (Waiter w : waiters) {
             if (w.via() != null && w.via().isEarlierOf(incarnation)) {
@@ -355,7 +369,7 @@ final class FdbMutexService implements MutexService {
   public CompletableFuture<MutexInspection> inspect(String name) {
     checkName(name, "mutex name");
     return unwrapped(db.readAsync(tr -> schema.readOwnerBytes(tr, name)
-        .thenCombine(schema.readQueue(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED, executor),
+        .thenCombine(schema.readQueue(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED),
             (record, queue) -> new Object[] {record, queue})
         .thenCombine(tr.getReadVersion(), (rq, readVersion) -> {
           byte[] record = (byte[]) rq[0];
@@ -381,12 +395,12 @@ final class FdbMutexService implements MutexService {
     if (limit < 1 || limit > 10_000) {
       throw new IllegalArgumentException("limit must be between 1 and 10000, got " + limit);
     }
-    return unwrapped(db.readAsync(tr -> schema.readHeld(tr, after, limit, executor), executor));
+    return unwrapped(db.readAsync(tr -> schema.readHeld(tr, after, limit), executor));
   }
 
   private CompletableFuture<MutexState> readState(ReadTransaction tr, String name) {
     return schema.readOwner(tr, name).thenCombine(
-        schema.readQueue(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED, executor),
+        schema.readQueue(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED),
         (owner, queue) -> new MutexState(name, Optional.ofNullable(owner), queue));
   }
 

@@ -71,18 +71,23 @@ final class MutexAcquisition {
       w.complete(OwnershipWatcher.Outcome.gaveUp());
     }
     keepQueued(w);
-    return w.thenComposeAsync(outcome -> {
-      switch (outcome.kind()) {
-        case GRANTED:
-          return CompletableFuture.completedFuture(newHandle(outcome.owner().token(), ticket));
-        case RETRY:
-          return attempt();
-        case CLOSED:
-          return CompletableFuture.failedFuture(MutexException.closed(name));
-        default:
-          return giveUp(ticket);
-      }
-    }, service.executor);
+    // A grant is completed by the watcher on the executor's thread that read it: the handle is made
+    // there, without waking another thread. The other outcomes run transactions and may come from
+    // the timer or a caller's thread, so they start on the executor.
+    return w.thenCompose(outcome -> outcome.kind() == OwnershipWatcher.Kind.GRANTED
+        ? CompletableFuture.completedFuture(newHandle(outcome.owner().token(), ticket))
+        : CompletableFuture.supplyAsync(() -> afterWait(outcome, ticket), service.executor).thenCompose(f -> f));
+  }
+
+  private CompletableFuture<MutexHandle> afterWait(OwnershipWatcher.Outcome outcome, Versionstamp ticket) {
+    switch (outcome.kind()) {
+      case RETRY:
+        return attempt();
+      case CLOSED:
+        return CompletableFuture.failedFuture(MutexException.closed(name));
+      default:
+        return giveUp(ticket);
+    }
   }
 
   /**

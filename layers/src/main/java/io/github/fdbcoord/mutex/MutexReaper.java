@@ -154,14 +154,14 @@ final class MutexReaper {
    * (only a held mutex has waiters: a free one is granted to its queue head at once).
    */
   private CompletableFuture<List<HeldMutex>> scanPage(String after) {
-    return service.db.readAsync(tr -> service.schema.readHeld(tr.snapshot(), after, PAGE, service.executor)
+    return service.db.readAsync(tr -> service.schema.readHeld(tr.snapshot(), after, PAGE)
         .thenCompose(names -> {
           List<CompletableFuture<byte[]>> records = new ArrayList<>(names.size());
           List<CompletableFuture<List<MutexSchema.Waiter>>> queues = new ArrayList<>(names.size());
           for (String n : names) {
             records.add(service.schema.readOwnerBytes(tr.snapshot(), n));
             queues.add(service.schema.readWaiters(tr.snapshot(), n,
-                com.apple.foundationdb.ReadTransaction.ROW_LIMIT_UNLIMITED, service.executor));
+                com.apple.foundationdb.ReadTransaction.ROW_LIMIT_UNLIMITED));
           }
           return CompletableFuture.allOf(records.toArray(CompletableFuture[]::new))
               .thenCompose(v -> CompletableFuture.allOf(queues.toArray(CompletableFuture[]::new)))

@@ -10,7 +10,6 @@ import com.apple.foundationdb.MutationType;
 import com.apple.foundationdb.Range;
 import com.apple.foundationdb.ReadTransaction;
 import com.apple.foundationdb.Transaction;
-import com.apple.foundationdb.async.AsyncUtil;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
@@ -22,7 +21,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
 
 /**
  * The whole key schema of the mutex layer: a pack and an unpack function for every key and value,
@@ -353,8 +351,8 @@ final class MutexSchema {
   }
 
   /** Up to {@code limit} queue entries with their incarnations and beat counts, head first. */
-  CompletableFuture<List<Waiter>> readWaiters(ReadTransaction tr, String name, int limit, Executor executor) {
-    return AsyncUtil.collect(tr.getRange(queueRange(name), limit), executor)
+  CompletableFuture<List<Waiter>> readWaiters(ReadTransaction tr, String name, int limit) {
+    return tr.getRange(queueRange(name), limit).asList()
         .thenApply(kvs -> {
           List<Waiter> out = new ArrayList<>(kvs.size());
           for (KeyValue kv : kvs) {
@@ -369,14 +367,24 @@ final class MutexSchema {
     return tr.get(packQueuedKey(name, owner)).thenApply(v -> v == null ? null : unpackQueuedValue(v));
   }
 
-  /** The first waiter, or null when the queue is empty. */
-  CompletableFuture<Waiter> readQueueHead(ReadTransaction tr, String name, Executor executor) {
-    return readWaiters(tr, name, 1, executor).thenApply(l -> l.isEmpty() ? null : l.get(0));
+  /**
+   * The first waiter at or after {@code floor} (from the start of the queue when null), or null
+   * when there is none. With conflict (unless {@code tr} is a snapshot) only from {@code floor}: an
+   * enqueue always lands after it.
+   */
+  CompletableFuture<Waiter> readQueueHead(ReadTransaction tr, String name, Versionstamp floor) {
+    return tr.getRange(queueBegin(name, floor), queueRange(name).end, 1).asList()
+        .thenApply(kvs -> kvs.isEmpty() ? null : unpackWaiter(name, kvs.get(0).getKey(), kvs.get(0).getValue()));
+  }
+
+  /** Where a queue read starts: at {@code floor}, or at the start of the queue when null. */
+  private byte[] queueBegin(String name, Versionstamp floor) {
+    return floor == null ? queueRange(name).begin : packQueueKey(name, floor);
   }
 
   /** Up to {@code limit} waiters, head first. */
-  CompletableFuture<List<QueueEntry>> readQueue(ReadTransaction tr, String name, int limit, Executor executor) {
-    return AsyncUtil.collect(tr.getRange(queueRange(name), limit), executor)
+  CompletableFuture<List<QueueEntry>> readQueue(ReadTransaction tr, String name, int limit) {
+    return tr.getRange(queueRange(name), limit).asList()
         .thenApply(kvs -> {
           List<QueueEntry> out = new ArrayList<>(kvs.size());
           for (KeyValue kv : kvs) {
@@ -386,11 +394,20 @@ final class MutexSchema {
         });
   }
 
-  /** How many waiters are ahead of {@code ticket}; all of them when {@code ticket} is null. */
-  CompletableFuture<Integer> countQueueBefore(ReadTransaction tr, String name, Versionstamp ticket, Executor executor) {
-    Range q = queueRange(name);
-    byte[] end = ticket == null ? q.end : packQueueKey(name, ticket);
-    return AsyncUtil.collect(tr.getRange(q.begin, end), executor).thenApply(List::size);
+  /**
+   * The tickets of the waiters ahead of {@code ticket} (all of them when {@code ticket} is null),
+   * head first, reading from {@code floor} (see {@link #readQueueHead}).
+   */
+  CompletableFuture<List<Versionstamp>> readTicketsBefore(ReadTransaction tr, String name, Versionstamp floor,
+      Versionstamp ticket) {
+    byte[] end = ticket == null ? queueRange(name).end : packQueueKey(name, ticket);
+    return tr.getRange(queueBegin(name, floor), end).asList().thenApply(kvs -> {
+      List<Versionstamp> out = new ArrayList<>(kvs.size());
+      for (KeyValue kv : kvs) {
+        out.add(unpackQueueKey(name, kv.getKey()));
+      }
+      return out;
+    });
   }
 
   void dequeue(Transaction tr, String name, Waiter waiter) {
@@ -415,12 +432,12 @@ final class MutexSchema {
 
   /** Up to {@code limit} events with a sequence after {@code after} (all retained ones when null), oldest first. */
   CompletableFuture<List<LockEvent>> readEventsAfter(
-      ReadTransaction tr, String name, FencingToken after, int limit, Executor executor) {
+      ReadTransaction tr, String name, FencingToken after, int limit) {
     Range r = eventRange(name);
     KeySelector begin = after == null
         ? KeySelector.firstGreaterOrEqual(r.begin)
         : KeySelector.firstGreaterThan(packEventKey(name, after));
-    return AsyncUtil.collect(tr.getRange(begin, KeySelector.firstGreaterOrEqual(r.end), limit), executor)
+    return tr.getRange(begin, KeySelector.firstGreaterOrEqual(r.end), limit).asList()
         .thenApply(kvs -> {
           List<LockEvent> out = new ArrayList<>(kvs.size());
           for (KeyValue kv : kvs) {
@@ -432,16 +449,16 @@ final class MutexSchema {
 
   /** Up to {@code limit} events with a sequence at or after {@code from}, oldest first. */
   CompletableFuture<List<LockEvent>> readEventsFrom(
-      ReadTransaction tr, String name, FencingToken from, int limit, Executor executor) {
+      ReadTransaction tr, String name, FencingToken from, int limit) {
     Range r = eventRange(name);
-    return AsyncUtil.collect(tr.getRange(KeySelector.firstGreaterOrEqual(packEventKey(name, from)),
-            KeySelector.firstGreaterOrEqual(r.end), limit), executor)
+    return tr.getRange(KeySelector.firstGreaterOrEqual(packEventKey(name, from)),
+            KeySelector.firstGreaterOrEqual(r.end), limit).asList()
         .thenApply(kvs -> unpackEvents(name, kvs));
   }
 
   /** The newest retained event, or null when the log is empty. */
-  CompletableFuture<LockEvent> readLatestEvent(ReadTransaction tr, String name, Executor executor) {
-    return AsyncUtil.collect(tr.getRange(eventRange(name), 1, true), executor)
+  CompletableFuture<LockEvent> readLatestEvent(ReadTransaction tr, String name) {
+    return tr.getRange(eventRange(name), 1, true).asList()
         .thenApply(kvs -> kvs.isEmpty() ? null : unpackEvents(name, kvs).get(0));
   }
 
@@ -462,12 +479,12 @@ final class MutexSchema {
   }
 
   /** Up to {@code limit} names of held mutexes after {@code after} (from the first when null), in key order. */
-  CompletableFuture<List<String>> readHeld(ReadTransaction tr, String after, int limit, Executor executor) {
+  CompletableFuture<List<String>> readHeld(ReadTransaction tr, String after, int limit) {
     Range r = heldRange();
     KeySelector begin = after == null
         ? KeySelector.firstGreaterOrEqual(r.begin)
         : KeySelector.firstGreaterThan(packHeldKey(after));
-    return AsyncUtil.collect(tr.getRange(begin, KeySelector.firstGreaterOrEqual(r.end), limit), executor)
+    return tr.getRange(begin, KeySelector.firstGreaterOrEqual(r.end), limit).asList()
         .thenApply(kvs -> {
           List<String> out = new ArrayList<>(kvs.size());
           for (KeyValue kv : kvs) {

@@ -8,7 +8,6 @@ import io.github.fdbcoord.mutex.MutexSchema.EventRecord;
 import io.github.fdbcoord.mutex.MutexSchema.Incarnation;
 
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
 
 /**
  * The writes that change who owns a mutex, each inside the caller's transaction: a grant of a free
@@ -17,15 +16,15 @@ import java.util.concurrent.Executor;
  */
 final class MutexTransitions {
   private final MutexSchema schema;
-  private final Executor executor;
   private final Incarnation incarnation;
   private final EventLogTrimmer trimmer;
+  private final QueueFloors floors;
 
-  MutexTransitions(MutexSchema schema, Executor executor, Incarnation incarnation, long retentionVersions) {
+  MutexTransitions(MutexSchema schema, Incarnation incarnation, long retentionVersions, QueueFloors floors) {
     this.schema = schema;
-    this.executor = executor;
     this.incarnation = incarnation;
-    this.trimmer = new EventLogTrimmer(schema, executor, retentionVersions);
+    this.trimmer = new EventLogTrimmer(schema, retentionVersions);
+    this.floors = floors;
   }
 
   /** Grants a free mutex to {@code owner}. */
@@ -42,12 +41,13 @@ final class MutexTransitions {
    */
   CompletableFuture<AfterCommit<LockEvent>> endGrant(Transaction tr, String name, MutexOwner current, boolean released) {
     CompletableFuture<Void> trimmed = tr.getReadVersion().thenCompose(readVersion -> trimmer.trim(tr, name, readVersion));
-    return schema.readQueueHead(tr, name, executor).thenCombine(trimmed, (head, v) -> {
+    return schema.readQueueHead(tr, name, floors.of(name)).thenCombine(trimmed, (head, v) -> {
       if (head == null) {
         LockEvent.Type type = released ? LockEvent.Type.RELEASED : LockEvent.Type.EXPIRED;
         return free(tr, name, new EventRecord(type, current.owner(), current.token(), null));
       }
       schema.dequeue(tr, name, head);
+      floors.learnOnCommit(tr, name, head.ticket());
       LockEvent.Type type = released ? LockEvent.Type.HANDED_OFF : LockEvent.Type.EXPIRED;
       // The new owner is kept alive through the same host as its queue entry was.
       return grant(tr, name, head.owner(), new EventRecord(type, current.owner(), current.token(), head.owner()), head.via());

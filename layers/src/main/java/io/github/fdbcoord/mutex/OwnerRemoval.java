@@ -6,7 +6,6 @@ import com.apple.foundationdb.Transaction;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
 
 /**
  * Removes, inside a caller's transaction, everything a group of owners (those whose name starts
@@ -17,12 +16,10 @@ import java.util.concurrent.Executor;
 final class OwnerRemoval {
   private final MutexSchema schema;
   private final MutexTransitions transitions;
-  private final Executor executor;
 
-  OwnerRemoval(MutexSchema schema, MutexTransitions transitions, Executor executor) {
+  OwnerRemoval(MutexSchema schema, MutexTransitions transitions) {
     this.schema = schema;
     this.transitions = transitions;
-    this.executor = executor;
   }
 
   /**
@@ -32,7 +29,7 @@ final class OwnerRemoval {
    * than act on a stale queue. Completes with how many grants and queue entries it removed.
    */
   CompletableFuture<Integer> removeIn(Transaction tr, String ownerPrefix) {
-    return schema.readHeld(tr.snapshot(), null, ReadTransaction.ROW_LIMIT_UNLIMITED, executor)
+    return schema.readHeld(tr.snapshot(), null, ReadTransaction.ROW_LIMIT_UNLIMITED)
         .thenCompose(names -> {
           List<CompletableFuture<String>> candidates = new ArrayList<>(names.size());
           for (String name : names) {
@@ -54,14 +51,14 @@ final class OwnerRemoval {
 
   private CompletableFuture<Boolean> involves(ReadTransaction snapshot, String name, String ownerPrefix) {
     return schema.readOwner(snapshot, name).thenCombine(
-        schema.readWaiters(snapshot, name, ReadTransaction.ROW_LIMIT_UNLIMITED, executor),
+        schema.readWaiters(snapshot, name, ReadTransaction.ROW_LIMIT_UNLIMITED),
         (owner, waiters) -> (owner != null && owner.owner().startsWith(ownerPrefix))
             || waiters.stream().anyMatch(w -> w.owner().startsWith(ownerPrefix)));
   }
 
   private CompletableFuture<Integer> removeFrom(Transaction tr, String name, String ownerPrefix) {
     return schema.readOwner(tr, name).thenCombine(
-        schema.readWaiters(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED, executor), (owner, waiters) -> {
+        schema.readWaiters(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED), (owner, waiters) -> {
           int n = 0;
           for (MutexSchema.Waiter w : waiters) {
             if (w.owner().startsWith(ownerPrefix)) {

@@ -217,7 +217,7 @@ final class OwnershipWatcher {
             .thenCombine(service.schema.readOwner(tr.snapshot(), name), Snapshot0::new)
             .thenCombine(from == null
                     ? CompletableFuture.completedFuture(List.<LockEvent>of())
-                    : service.schema.readEventsAfter(tr.snapshot(), name, from, EVENT_PAGE, service.executor),
+                    : service.schema.readEventsAfter(tr.snapshot(), name, from, EVENT_PAGE),
                 (s, events) -> AfterCommit.now(new Snapshot(s.generation, s.owner, events,
                     pending != null ? pending : service.schema.watchGeneration(tr, name)))))
         .whenComplete((snap, e) -> {
@@ -238,11 +238,32 @@ final class OwnershipWatcher {
         });
   }
 
+  /**
+   * Waits for the watch or a kick, whichever comes first, then reads again. A watch that fires later
+   * completes on a thread of the transactions' executor (the store completes watches there), and the
+   * read runs right on it: a hand-off's next owner then learns of its grant without waiting for
+   * another pooled thread to wake. A kick comes from a caller's thread (a new waiter, or one that
+   * left), and a watch done before its callback is in place would run the read inside this call,
+   * one level deeper each time: both go through the executor.
+   */
   private void waitFor(CompletableFuture<Void> watch, CompletableFuture<Void> myKick) {
-    CompletableFuture.anyOf(watch, myKick).whenComplete((v, e) -> {
-      if (watch.isCompletedExceptionally()) {
+    java.util.concurrent.atomic.AtomicBoolean resumed = new java.util.concurrent.atomic.AtomicBoolean();
+    java.util.concurrent.atomic.AtomicBoolean registering = new java.util.concurrent.atomic.AtomicBoolean(true);
+    watch.whenComplete((v, e) -> {
+      if (!resumed.compareAndSet(false, true)) {
+        return;
+      }
+      if (e != null) {
         retryLater(); // the watch failed (e.g. too_many_watches): back off rather than spin
+      } else if (registering.get()) {
+        service.executor.execute(this::iterate);
       } else {
+        iterate();
+      }
+    });
+    registering.set(false);
+    myKick.whenComplete((v, e) -> {
+      if (resumed.compareAndSet(false, true)) {
         service.executor.execute(this::iterate);
       }
     });
@@ -266,12 +287,13 @@ final class OwnershipWatcher {
 
   private void dispatch(Snapshot snap, List<Waiter> ws, List<Subscriber> ss) {
     FencingToken last = snap.events.isEmpty() ? null : snap.events.get(snap.events.size() - 1).sequence();
+    List<Waiter> granted = new ArrayList<>(1);
     for (Waiter w : ws) {
       if (w.isDone()) {
         continue;
       }
       if (snap.owner != null && snap.owner.owner().equals(w.owner)) {
-        w.complete(new Outcome(Kind.GRANTED, snap.owner));
+        granted.add(w);
         continue;
       }
       for (LockEvent e : snap.events) {
@@ -304,6 +326,10 @@ final class OwnershipWatcher {
           }
         }
       }
+    }
+    // Last: an acquire's callbacks run on this thread (see MutexAcquisition), after every event is out.
+    for (Waiter w : granted) {
+      w.complete(new Outcome(Kind.GRANTED, snap.owner));
     }
   }
 

@@ -38,7 +38,7 @@ class EventLogTrimmerTest extends MutexTestSupport {
       }));
     }
     assertEquals(events, retained(s));
-    EventLogTrimmer trimmer = new EventLogTrimmer(s.schema, s.executor, RETENTION_VERSIONS);
+    EventLogTrimmer trimmer = new EventLogTrimmer(s.schema, RETENTION_VERSIONS);
 
     trimOnce(trimmer, s);
     assertEquals(events - EventLogTrimmer.BATCH, retained(s), "one batch cleared");
@@ -52,7 +52,7 @@ class EventLogTrimmerTest extends MutexTestSupport {
   void noTrimWithinOneStepOfTheLastOne() {
     FdbMutexService s = service(quiet());
     long retention = 8_000_000_000L; // a step of one second's versions
-    EventLogTrimmer trimmer = new EventLogTrimmer(s.schema, s.executor, retention);
+    EventLogTrimmer trimmer = new EventLogTrimmer(s.schema, retention);
     long a = append(s, "a");
     long b = append(s, "b");
     assertTrue(b - a < 1_000_000L, "the two events were written within a second");
@@ -71,7 +71,7 @@ class EventLogTrimmerTest extends MutexTestSupport {
       s.schema.appendEvent(tr, "m", new EventRecord(LockEvent.Type.ACQUIRED, null, null, owner));
       return java.util.concurrent.CompletableFuture.completedFuture(null);
     }));
-    List<LockEvent> log = await(db.readAsync(tr -> s.schema.readEventsAfter(tr, "m", null, 100, s.executor), s.executor));
+    List<LockEvent> log = await(db.readAsync(tr -> s.schema.readEventsAfter(tr, "m", null, 100), s.executor));
     return log.get(log.size() - 1).sequence().commitVersion();
   }
 
@@ -94,7 +94,7 @@ class EventLogTrimmerTest extends MutexTestSupport {
       await(s.release("m", "a", t));
       cycles++;
     }
-    List<LockEvent> log = await(db.readAsync(tr -> s.schema.readEventsAfter(tr, "m", null, 100_000, s.executor), s.executor));
+    List<LockEvent> log = await(db.readAsync(tr -> s.schema.readEventsAfter(tr, "m", null, 100_000), s.executor));
     long newest = log.get(log.size() - 1).sequence().commitVersion();
     long oldest = log.get(0).sequence().commitVersion();
     long step = Math.min(1_000_000L, retention.toMillis() * 1000 / 8);

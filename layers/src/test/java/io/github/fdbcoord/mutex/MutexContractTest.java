@@ -41,7 +41,7 @@ class MutexContractTest extends MutexTestSupport {
     await(s.release("m", "a", t));
     Thread.sleep(200);
     await(s.tryAcquire("m", "b"));
-    List<LockEvent> events = await(s.db.readAsync(tr -> s.schema.readEventsAfter(tr, "m", null, 100, s.executor),
+    List<LockEvent> events = await(s.db.readAsync(tr -> s.schema.readEventsAfter(tr, "m", null, 100),
         s.executor));
     assertEquals(List.of(LockEvent.Type.ACQUIRED), events.stream().map(LockEvent::type).toList(),
         "the two events older than 50 ms are gone");

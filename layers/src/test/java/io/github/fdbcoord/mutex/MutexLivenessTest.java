@@ -95,7 +95,7 @@ class MutexLivenessTest extends MutexTestSupport {
       await(s.tryAcquire(name, "a"));
       await(s.tryAcquire(name, "b"));
       MutexSchema.Waiter observed = await(s.db.readAsync(
-          tr -> s.schema.readWaiters(tr, name, 10, s.executor), s.executor)).get(0);
+          tr -> s.schema.readWaiters(tr, name, 10), s.executor)).get(0);
       CompletableFuture<AcquireResult> beat = s.heartbeatWaiter(name, "b");
       boolean removed = await(reaper.removeWaiter(name, observed));
       boolean beatWon;
