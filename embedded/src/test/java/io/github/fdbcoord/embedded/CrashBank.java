@@ -133,6 +133,8 @@ final class CrashBank {
     final AtomicLong maxBulkAcked = new AtomicLong(-1);
     volatile String halt;
     volatile boolean ready;
+    /** When the child reported ready ({@link System#nanoTime()}): its first transfer is younger. */
+    volatile long readyNanos;
     int exitCode;
     long millis;
 
@@ -150,6 +152,18 @@ final class CrashBank {
    */
   static ChildRun runChild(Path dir, String round, int writers, long compactAfter, boolean bulk, String kill,
       long killAfterMillis, int maxSeconds) throws Exception {
+    return runChild(dir, round, writers, compactAfter, bulk, kill,
+        killAfterMillis > 0 ? (run, readyMillis) -> readyMillis >= killAfterMillis : null, maxSeconds);
+  }
+
+  /** When the parent SIGKILLs a ready child: given what it reported and the milliseconds since it was ready. */
+  interface KillWhen {
+    boolean now(ChildRun run, long readyMillis);
+  }
+
+  /** {@link #runChild}, killed once {@code killWhen} holds (or, when null, halting itself). */
+  static ChildRun runChild(Path dir, String round, int writers, long compactAfter, boolean bulk, String kill,
+      KillWhen killWhen, int maxSeconds) throws Exception {
     long started = System.nanoTime();
     // The engine ignores what it does not know in its directory: the children's temporary files go there.
     Path childTmp = Files.createDirectories(dir.resolve("jvm-tmp"));
@@ -170,6 +184,7 @@ final class CrashBank {
             run.halt = line.substring(5);
           } else if (line.equals("READY")) {
             synchronized (readyLock) {
+              run.readyNanos = System.nanoTime();
               run.ready = true;
               readyLock.notifyAll();
             }
@@ -181,7 +196,7 @@ final class CrashBank {
     }, "child-stdout");
     reader.start();
     try {
-      if (killAfterMillis > 0) {
+      if (killWhen != null) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(maxSeconds);
         synchronized (readyLock) {
           while (!run.ready && child.isAlive() && System.nanoTime() < deadline) {
@@ -189,7 +204,11 @@ final class CrashBank {
           }
         }
         assertTrue(run.ready, "the child did not start");
-        Thread.sleep(killAfterMillis);
+        long ready = System.nanoTime();
+        while (!killWhen.now(run, (System.nanoTime() - ready) / 1_000_000) && child.isAlive()
+            && System.nanoTime() < deadline) {
+          Thread.sleep(10);
+        }
         assertTrue(child.isAlive(), () -> "the child died before it was killed: " + child.exitValue());
         child.destroyForcibly(); // SIGKILL
       }
