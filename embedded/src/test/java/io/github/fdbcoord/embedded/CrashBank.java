@@ -133,8 +133,6 @@ final class CrashBank {
     final AtomicLong maxBulkAcked = new AtomicLong(-1);
     volatile String halt;
     volatile boolean ready;
-    /** When the child reported ready ({@link System#nanoTime()}): its first transfer is younger. */
-    volatile long readyNanos;
     int exitCode;
     long millis;
 
@@ -152,18 +150,6 @@ final class CrashBank {
    */
   static ChildRun runChild(Path dir, String round, int writers, long compactAfter, boolean bulk, String kill,
       long killAfterMillis, int maxSeconds) throws Exception {
-    return runChild(dir, round, writers, compactAfter, bulk, kill,
-        killAfterMillis > 0 ? (run, readyMillis) -> readyMillis >= killAfterMillis : null, maxSeconds);
-  }
-
-  /** When the parent SIGKILLs a ready child: given what it reported and the milliseconds since it was ready. */
-  interface KillWhen {
-    boolean now(ChildRun run, long readyMillis);
-  }
-
-  /** {@link #runChild}, killed once {@code killWhen} holds (or, when null, halting itself). */
-  static ChildRun runChild(Path dir, String round, int writers, long compactAfter, boolean bulk, String kill,
-      KillWhen killWhen, int maxSeconds) throws Exception {
     long started = System.nanoTime();
     // The engine ignores what it does not know in its directory: the children's temporary files go there.
     Path childTmp = Files.createDirectories(dir.resolve("jvm-tmp"));
@@ -184,7 +170,6 @@ final class CrashBank {
             run.halt = line.substring(5);
           } else if (line.equals("READY")) {
             synchronized (readyLock) {
-              run.readyNanos = System.nanoTime();
               run.ready = true;
               readyLock.notifyAll();
             }
@@ -196,7 +181,7 @@ final class CrashBank {
     }, "child-stdout");
     reader.start();
     try {
-      if (killWhen != null) {
+      if (killAfterMillis > 0) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(maxSeconds);
         synchronized (readyLock) {
           while (!run.ready && child.isAlive() && System.nanoTime() < deadline) {
@@ -204,11 +189,7 @@ final class CrashBank {
           }
         }
         assertTrue(run.ready, "the child did not start");
-        long ready = System.nanoTime();
-        while (!killWhen.now(run, (System.nanoTime() - ready) / 1_000_000) && child.isAlive()
-            && System.nanoTime() < deadline) {
-          Thread.sleep(10);
-        }
+        Thread.sleep(killAfterMillis);
         assertTrue(child.isAlive(), () -> "the child died before it was killed: " + child.exitValue());
         child.destroyForcibly(); // SIGKILL
       }
@@ -234,8 +215,6 @@ final class CrashBank {
    *   <li>{@code written-split:N}: the N-th such batch that is not the last of its round (the round was over 8 MiB);
    *   <li>{@code evicted-mid:N}: the N-th eviction chunk that is not the last of its batch;
    *   <li>{@code written-after-truncation:N}: the N-th batch written after a log segment was deleted;
-   *   <li>{@code catching-up:N}: the N-th batch in RocksDB while the storage catches up with the commits the open
-   *       recovered from the log; the applier then stalls for 3 s, while the writers go on, before the halt;
    *   <li>{@code delete-before:K}, {@code delete-after:K}: just before or just after the K-th deletion of a
    *       {@code log-*.seg} file (counted from the start of the process, recovery included).
    * </ul>
@@ -243,7 +222,6 @@ final class CrashBank {
   public static final class Child {
     private static final AtomicInteger segmentDeletions = new AtomicInteger();
     private static final AtomicInteger matches = new AtomicInteger();
-    private static volatile boolean caughtUp;
 
     public static void main(String[] args) throws Exception {
       Path dir = Path.of(args[0]);
@@ -260,21 +238,9 @@ final class CrashBank {
           case "written-split" -> step == ApplyStep.WRITTEN && more;
           case "evicted-mid" -> step == ApplyStep.EVICTED && more;
           case "written-after-truncation" -> step == ApplyStep.WRITTEN && segmentDeletions.get() > 0;
-          case "catching-up" -> step == ApplyStep.WRITTEN && !caughtUp;
           default -> false;
         };
-        if (step == ApplyStep.CAUGHT_UP) {
-          caughtUp = true;
-        }
         if (at && matches.incrementAndGet() == n) {
-          if (point.equals("catching-up")) {
-            // Commits acknowledged while the storage lags behind the recovered window must survive the halt too.
-            try {
-              Thread.sleep(3_000);
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
-          }
           halt(point + " " + n + ": " + step + " through version " + version + (more ? ", more to come" : ""));
         }
       };
@@ -417,37 +383,32 @@ final class CrashBank {
     int present;
     try (EmbeddedDatabase db = EmbeddedDatabase.open(EmbeddedOptions.durable(dir))) {
       present = check(db, when, acknowledged, maxBulkAcked).size();
-      acknowledged.addAll(moreTransfers(db, when));
+      Set<String> more = ConcurrentHashMap.newKeySet();
+      List<Thread> threads = new ArrayList<>();
+      for (int w = 0; w < 4; w++) {
+        int worker = w;
+        threads.add(new Thread(() -> {
+          Random random = new Random(worker);
+          for (int n = 0; n < 25; n++) {
+            String id = when.replace(' ', '-') + "-after/" + worker + "/" + n;
+            transfer(db, id, random);
+            more.add(id);
+          }
+        }, "after-" + w));
+      }
+      threads.forEach(Thread::start);
+      for (Thread t : threads) {
+        t.join(TimeUnit.SECONDS.toMillis(60));
+        assertFalse(t.isAlive(), when + ": " + t.getName() + " did not finish");
+      }
+      assertEquals(100, more.size(), when + ": the reopened database takes transfers");
+      acknowledged.addAll(more);
       check(db, when + ", after more transfers", acknowledged, maxBulkAcked);
     }
     try (EmbeddedDatabase db = EmbeddedDatabase.open(EmbeddedOptions.durable(dir))) {
       check(db, when + ", after a clean close", acknowledged, maxBulkAcked);
     }
     return present;
-  }
-
-  /** Makes 100 transfers with 4 threads (the engine takes commits), each within 60 s; returns their ids. */
-  static Set<String> moreTransfers(EmbeddedDatabase db, String when) throws InterruptedException {
-    Set<String> more = ConcurrentHashMap.newKeySet();
-    List<Thread> threads = new ArrayList<>();
-    for (int w = 0; w < 4; w++) {
-      int worker = w;
-      threads.add(new Thread(() -> {
-        Random random = new Random(worker);
-        for (int n = 0; n < 25; n++) {
-          String id = when.replace(' ', '-') + "-after/" + worker + "/" + n;
-          transfer(db, id, random);
-          more.add(id);
-        }
-      }, "after-" + w));
-    }
-    threads.forEach(Thread::start);
-    for (Thread t : threads) {
-      t.join(TimeUnit.SECONDS.toMillis(60));
-      assertFalse(t.isAlive(), when + ": " + t.getName() + " did not finish");
-    }
-    assertEquals(100, more.size(), when + ": the reopened database takes transfers");
-    return more;
   }
 
   static void deleteRecursively(Path dir) throws IOException {

@@ -54,7 +54,7 @@ final class Applier {
   private enum DiskStep { APPLY, FLUSH, MANIFEST }
 
   /** One commit's changes, as logged, waiting to be applied to the storage. */
-  record Logged(long version, byte[] changes) {}
+  private record Applied(long version, byte[] changes) {}
 
   private final Engine engine;
   private final ReentrantLock commitLock;
@@ -67,17 +67,11 @@ final class Applier {
   /** Null outside tests. */
   private final ApplyObserver observer;
   /** Durable commits not yet in the storage, oldest first. Guarded by commitLock. */
-  private final ArrayDeque<Logged> toApply = new ArrayDeque<>();
+  private final ArrayDeque<Applied> toApply = new ArrayDeque<>();
   /** Bytes of changes in {@link #toApply}: what the window holds beyond the chains themselves. */
   private final AtomicLong toApplyBytes = new AtomicLong();
   /** Version of the oldest commit in {@link #toApply} ({@code Long.MAX_VALUE}: none). Written under commitLock. */
   private volatile long oldestUnapplied = Long.MAX_VALUE;
-  /** The newest commit recovered from the log at open and queued before any live one, or -1. */
-  private final long recoveredThrough;
-  /** Version of the first live commit queued since the open ({@code Long.MAX_VALUE}: none yet). */
-  private volatile long firstLive = Long.MAX_VALUE;
-  /** When the open queued the recovered commits, until they are all in the storage; then -1. Applier thread only. */
-  private long catchUpStarted;
   private final Thread thread;
   /** A log roll whose records are truncated once the storage holds them, or -1. Applier thread only. */
   private long rolledAt = -1;
@@ -92,9 +86,8 @@ final class Applier {
   /** Runs {@link #truncation}s. */
   private final ExecutorService truncator;
 
-  /** {@code recovered}: the commits the open put into the window, oldest first, for the applier to catch up with. */
   Applier(Engine engine, ReentrantLock commitLock, VersionedStore store, CommitLog log, DiskSpaceGate space,
-      EngineConfig config, List<Logged> recovered) {
+      EngineConfig config) {
     this.engine = engine;
     this.commitLock = commitLock;
     this.store = store;
@@ -104,13 +97,6 @@ final class Applier {
     this.compactAfterLogBytes = config.compactAfterLogBytes();
     this.maxUnappliedBytes = config.maxUnappliedBytes();
     this.observer = config.applyObserver();
-    for (Logged r : recovered) {
-      toApply.addLast(r);
-      toApplyBytes.addAndGet(r.changes.length);
-    }
-    this.recoveredThrough = recovered.isEmpty() ? -1 : recovered.get(recovered.size() - 1).version;
-    this.oldestUnapplied = recovered.isEmpty() ? Long.MAX_VALUE : recovered.get(0).version;
-    this.catchUpStarted = recovered.isEmpty() ? -1 : System.nanoTime();
     this.thread = new Thread(this::applyLoop, "fdb-embedded-storage");
     thread.setDaemon(true);
     this.truncator = Executors.newSingleThreadExecutor(r -> {
@@ -129,10 +115,7 @@ final class Applier {
     if (toApply.isEmpty()) {
       oldestUnapplied = version;
     }
-    if (firstLive == Long.MAX_VALUE) {
-      firstLive = version;
-    }
-    toApply.addLast(new Logged(version, changes));
+    toApply.addLast(new Applied(version, changes));
     toApplyBytes.addAndGet(changes.length);
   }
 
@@ -172,14 +155,10 @@ final class Applier {
 
   /**
    * Whether the storage lags too far behind: the changes waiting for it and the window's chains live on
-   * the heap. Commits recovered at open count by their bytes only: their versions may be any age (the
-   * process was down), and the queue is in version order, so while one of them waits the oldest live
-   * commit waiting is the first one since the open.
+   * the heap.
    */
   boolean lagging() {
-    long oldest = oldestUnapplied;
-    long oldestLive = oldest > recoveredThrough ? oldest : firstLive;
-    return toApplyBytes.get() > maxUnappliedBytes || engine.clock() - oldestLive > MAX_APPLY_BACKLOG_VERSIONS;
+    return toApplyBytes.get() > maxUnappliedBytes || engine.clock() - oldestUnapplied > MAX_APPLY_BACKLOG_VERSIONS;
   }
 
   /**
@@ -199,9 +178,7 @@ final class Applier {
           nextSpaceCheck = System.nanoTime() + SPACE_CHECK_INTERVAL_NANOS;
           space.check();
         }
-        // Recovered commits at once: every reader of this process reads above them.
-        applyThrough(Math.max(engine.clock() - Engine.MAX_READ_TRANSACTION_LIFE_VERSIONS - APPLY_LAG_VERSIONS,
-            catchUpStarted >= 0 ? recoveredThrough : -1));
+        applyThrough(engine.clock() - Engine.MAX_READ_TRANSACTION_LIFE_VERSIONS - APPLY_LAG_VERSIONS);
         // Also when nothing was applied: a commit may have queued just as the last ones left.
         engine.releaseHeldCommits(true);
         maybeTruncateLog();
@@ -235,12 +212,12 @@ final class Applier {
     }
     while (true) {
       long through = Math.min(target, engine.visibleVersion());
-      List<Logged> ready = new ArrayList<>();
+      List<Applied> ready = new ArrayList<>();
       long bytes = 0;
       commitLock.lock();
       try {
         while (!toApply.isEmpty() && toApply.peekFirst().version <= through && bytes < APPLY_BATCH_BYTES) {
-          Logged a = toApply.removeFirst();
+          Applied a = toApply.removeFirst();
           toApplyBytes.addAndGet(-a.changes.length);
           ready.add(a);
           bytes += a.changes.length;
@@ -255,7 +232,7 @@ final class Applier {
       RocksStorage.WriteBatchBuilder batch = storage.batch();
       List<byte[]> keys = new ArrayList<>();
       List<byte[]> ranges = new ArrayList<>();
-      for (Logged a : ready) {
+      for (Applied a : ready) {
         LogRecordWriter.replay(a.changes, new LogRecordWriter.Visitor() {
           @Override
           public void set(byte[] key, byte[] value) {
@@ -294,15 +271,6 @@ final class Applier {
         observer.reached(ApplyStep.WRITTEN, version, bytes >= APPLY_BATCH_BYTES);
       }
       evict(version, keys, ranges);
-      if (catchUpStarted >= 0 && version >= recoveredThrough) {
-        LOG.info(String.format("embedded engine: the storage %s caught up with the commits recovered from the log"
-            + " through version %d in %d ms", storage.directory(), recoveredThrough,
-            (System.nanoTime() - catchUpStarted) / 1_000_000));
-        catchUpStarted = -1;
-        if (observer != null) {
-          observer.reached(ApplyStep.CAUGHT_UP, version, false);
-        }
-      }
       // A long catch-up lets held commits through as soon as it is back within the limits.
       engine.releaseHeldCommits(true);
       if (bytes < APPLY_BATCH_BYTES) {
@@ -312,7 +280,7 @@ final class Applier {
   }
 
   /** Puts a batch that could not be written back at the front of the queue, in order. */
-  private void requeue(List<Logged> batch, long bytes) {
+  private void requeue(List<Applied> batch, long bytes) {
     commitLock.lock();
     try {
       for (int i = batch.size() - 1; i >= 0; i--) {

@@ -5,7 +5,5 @@ public enum ApplyStep {
   /** A batch is in RocksDB (not flushed); its versions are still in the window. */
   WRITTEN,
   /** One chunk of the batch's chains has left the window. */
-  EVICTED,
-  /** Every commit the open recovered from the log into the window is in the storage (not flushed) and left it. */
-  CAUGHT_UP
+  EVICTED
 }

@@ -13,9 +13,8 @@ import java.nio.file.Path;
 
 /**
  * Opens an engine: in memory, or recovered from its data directory: the storage at its durable
- * version, then the commit log's records after it, read into a {@link RecoveredTail} that goes into
- * the MVCC window and catches up into the storage in the background (only what exceeds its byte
- * bound, or a legacy snapshot, is written to the storage before the open).
+ * version, then the commit log's records after it replayed into the storage, which is flushed so
+ * that the log behind it can go.
  */
 public final class DurableStore {
   private static final Logger LOG = LoggerFactory.getLogger(DurableStore.class);
@@ -32,7 +31,7 @@ public final class DurableStore {
    */
   public static Engine open(EngineConfig config) {
     if (!config.durable()) {
-      return new Engine(config, new VersionedStore(), null, 0, java.util.List.of());
+      return new Engine(config, new VersionedStore(), null, 0);
     }
     Path dir = config.dataDirectory();
     RocksStorage storage = null;
@@ -43,8 +42,7 @@ public final class DurableStore {
           config.storageWriteBufferBytes(), config.rowCacheBytes(), config.verifyChecksumsAtOpen());
       long durable = storage.durableVersion();
       long storageOpened = System.nanoTime();
-      // Half the backlog bound: commits then go on at once while the applier catches up.
-      Loader loader = new Loader(storage, dir, new RecoveredTail(config.maxUnappliedBytes() / 2));
+      Loader loader = new Loader(storage, dir);
       boolean manifestRequired = storage.logManifestRequired();
       log = CommitLog.open(config.files(), dir, durable, manifestRequired, loader);
       if (!manifestRequired) {
@@ -55,23 +53,18 @@ public final class DurableStore {
       storage.dropUnlistedTables();
       loader.finish(log.recoveredVersion());
       long replayed = System.nanoTime();
-      if (loader.snapshotEntries > 0) {
-        // A legacy snapshot moved wholly into the storage: flushed, its files can go.
+      if (loader.records > 0 || loader.snapshotEntries > 0) {
         storage.flush();
         log.truncateThrough(log.rollSegment());
       }
-      VersionedStore window = new VersionedStore(storage);
-      RecoveredTail tail = loader.tail;
-      tail.install(window);
       long now = System.nanoTime();
       // The phases apart: where a slow recovery spends its time.
       LOG.info(String.format("embedded engine %s opened in %d ms: storage at version %d, %d log records (%,d bytes)"
-          + " read, %d of them (%,d bytes) into the window to catch up in the background, %d legacy snapshot"
-          + " entries; storage open %d ms, log read and storage writes %d ms, window and flush %d ms", dir,
-          (now - started) / 1_000_000, durable, loader.records, loader.bytes, tail.size(), tail.bytes(),
+          + " and %d legacy snapshot entries replayed; storage open %d ms, log read and replay %d ms, flush and"
+          + " truncation %d ms", dir, (now - started) / 1_000_000, durable, loader.records, loader.bytes,
           loader.snapshotEntries, (storageOpened - started) / 1_000_000, (replayed - storageOpened) / 1_000_000,
           (now - replayed) / 1_000_000));
-      return new Engine(config, window, log, log.recoveredVersion(), tail.records());
+      return new Engine(config, new VersionedStore(storage), log, log.recoveredVersion());
     } catch (IOException e) {
       String unlisted = storage == null ? "" : storage.unlistedTablesNote();
       closeQuietly(log, storage);
@@ -91,26 +84,20 @@ public final class DurableStore {
     }
   }
 
-  /**
-   * Keeps what the log replays in the recovered tail, and writes what goes beyond it (and a legacy
-   * snapshot) into the storage, in batches, logging progress on long recoveries.
-   */
+  /** Writes what the log replays into the storage, in batches, logging progress on long recoveries. */
   private static final class Loader implements CommitLog.Replay {
     private final RocksStorage storage;
     private final Path dir;
-    final RecoveredTail tail;
     private RocksStorage.WriteBatchBuilder batch;
-    /** The newest record written to the storage, or -1. */
     private long lastVersion = -1;
     long records;
     long bytes;
     long snapshotEntries;
     private long nextProgress = System.nanoTime() + PROGRESS_INTERVAL_NANOS;
 
-    Loader(RocksStorage storage, Path dir, RecoveredTail tail) {
+    Loader(RocksStorage storage, Path dir) {
       this.storage = storage;
       this.dir = dir;
-      this.tail = tail;
       this.batch = storage.batch();
     }
 
@@ -131,30 +118,17 @@ public final class DurableStore {
 
     @Override
     public void record(long version, byte[] payload) {
+      LogRecordWriter.replay(payload, batch);
+      lastVersion = version;
       records++;
       bytes += payload.length;
-      tail.add(version, payload, this::toStorage);
-    }
-
-    private void toStorage(Applier.Logged record) {
-      LogRecordWriter.replay(record.changes(), batch);
-      lastVersion = record.version();
       if (batch.size() >= RECOVERY_BATCH_BYTES) {
-        write(record.version());
+        write(version);
       }
     }
 
     void finish(long recoveredVersion) {
-      if (snapshotEntries > 0) {
-        // An older release's directory: its state moves into the storage in one go, as it always did.
-        tail.moveAll(this::toStorage);
-      }
-      if (tail.size() > 0) {
-        // The storage's version stays below the tail's records, which the applier writes after it.
-        if (batch.count() > 0) {
-          write(lastVersion);
-        }
-      } else if (batch.count() > 0 || recoveredVersion > storage.durableVersion()) {
+      if (batch.count() > 0 || recoveredVersion > storage.durableVersion()) {
         write(Math.max(lastVersion, recoveredVersion));
       }
     }

@@ -73,12 +73,7 @@ public final class Engine implements TransactionEngine, AutoCloseable {
   private volatile FDBException failure;
   private volatile boolean closed;
 
-  /**
-   * {@code recovered}: the commits after the storage's durable version that the open put into {@code store}'s
-   * window, oldest first (empty in memory), for the applier to move into the storage.
-   */
-  Engine(EngineConfig config, VersionedStore store, CommitLog log, long recoveredVersion,
-      List<Applier.Logged> recovered) {
+  Engine(EngineConfig config, VersionedStore store, CommitLog log, long recoveredVersion) {
     this.store = store;
     this.commitWrites = new CommitWrites(store, watches);
     this.log = log;
@@ -105,7 +100,7 @@ public final class Engine implements TransactionEngine, AutoCloseable {
       }
       space = new DiskSpaceGate(watched, config.minFreeSpaceBytes(), config.files());
       space.check();
-      applier = new Applier(this, commitLock, store, log, space, config, recovered);
+      applier = new Applier(this, commitLock, store, log, space, config);
       // Commits answered "unknown" while the log was out of space become visible once written after all.
       log.onDurableAfterStall(this::advanceVisible);
       applier.start();

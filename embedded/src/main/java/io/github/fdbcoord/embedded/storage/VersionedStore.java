@@ -226,44 +226,6 @@ public final class VersionedStore implements AutoCloseable {
     }
   }
 
-  /**
-   * A writer for an open that rebuilds the window from the commit log, before any reader or commit: new
-   * keys join the sorted index as one sorted run at {@link BulkLoad#finish()} instead of one insert each.
-   * Range reads and range clears see them only after that, so a range clear calls it first.
-   */
-  public BulkLoad bulkLoad() {
-    return new BulkLoad();
-  }
-
-  /** See {@link #bulkLoad()}. */
-  public final class BulkLoad {
-    private final java.util.ArrayList<Chain> created = new java.util.ArrayList<>();
-
-    private BulkLoad() {}
-
-    /** {@link VersionedStore#put(byte[], byte[], long, long)}, versions ascending. */
-    public void put(byte[] key, byte[] value, long version, long oldestReadable) {
-      int hash = KeyHash.hash(key);
-      Chain chain = index.get(key, hash);
-      if (chain == null) {
-        chain = new Chain(key, hash);
-        index.putIfAbsent(chain);
-        // Not yet, but by finish(): put must not add it on its own.
-        chain.sorted = true;
-        created.add(chain);
-      }
-      VersionedStore.this.put(chain, value, version, oldestReadable);
-    }
-
-    /** Adds the keys created since the last call to the sorted index. */
-    public void finish() {
-      Chain[] run = created.toArray(new Chain[0]);
-      created.clear();
-      java.util.Arrays.sort(run, (a, b) -> Bytes.compare(a.bytes, b.bytes));
-      sorted.addAll(run, run.length);
-    }
-  }
-
   /** Releases a prepared chain; one left empty is queued for the sweeper. */
   public void unpin(Chain c) {
     if (c.unpinCount() == 0 && c.head == null) {
