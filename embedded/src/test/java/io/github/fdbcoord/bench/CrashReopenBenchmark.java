@@ -30,7 +30,8 @@ import org.rocksdb.WriteOptions;
  * long a close right after takes (it finishes moving the recovered log tail into RocksDB).
  *
  * <p>Run: {@code bench/run.sh embedded CrashReopenBenchmark 10m}; {@code bench.rounds} (default 3),
- * {@code bench.openJvmArgs} (JVM options of the reopening child, e.g. a flight recording).
+ * {@code bench.openJvmArgs} (JVM options of the reopening child, e.g. a flight recording),
+ * {@code bench.compactAfterLogBytes} (the engine's log truncation threshold, passed to the children).
  */
 public final class CrashReopenBenchmark {
   private static final int KEYS_PER_COMMIT = 100;
@@ -111,6 +112,11 @@ public final class CrashReopenBenchmark {
   private static Process child(String... args) throws Exception {
     String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
     List<String> command = new ArrayList<>(List.of(java, "-Xmx" + System.getProperty("bench.childXmx", "2g")));
+    String compactAfter = System.getProperty("bench.compactAfterLogBytes");
+    if (compactAfter != null) {
+      // The writer's log is truncated at this size: what its kill leaves to replay.
+      command.add("-Dbench.compactAfterLogBytes=" + compactAfter);
+    }
     String openOptions = System.getProperty("bench.openJvmArgs");
     if (openOptions != null && args[0].startsWith("open-")) {
       // e.g. -XX:StartFlightRecording=filename=open.jfr,settings=profile: where a reopen spends its time.
