@@ -838,6 +838,10 @@ public final class DurableStorageBenchmark {
     if (System.getProperty("bench.cacheBytes") != null) {
       b.storageCacheBytes(Long.getLong("bench.cacheBytes"));
     }
+    if (System.getProperty("bench.compactAfterLogBytes") != null) {
+      // The log's truncation threshold bounds what a crash leaves to replay.
+      b.compactAfterLogBytes(Long.getLong("bench.compactAfterLogBytes"));
+    }
     return b;
   }
 

@@ -16,7 +16,6 @@ import io.vertx.core.internal.logging.LoggerFactory;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -44,6 +43,7 @@ public final class Engine implements TransactionEngine, AutoCloseable {
 
   private final VersionedStore store;
   private final Watches watches = new Watches();
+  private final CommitWrites commitWrites;
   private final ScheduledExecutorService timer;
   private final long readLatencyNanos;
   private final long commitLatencyNanos;
@@ -75,6 +75,7 @@ public final class Engine implements TransactionEngine, AutoCloseable {
 
   Engine(EngineConfig config, VersionedStore store, CommitLog log, long recoveredVersion) {
     this.store = store;
+    this.commitWrites = new CommitWrites(store, watches);
     this.log = log;
     this.config = config;
     this.storage = store.base();
@@ -302,7 +303,7 @@ public final class Engine implements TransactionEngine, AutoCloseable {
         }
         LogRecordWriter record = log == null ? null : new LogRecordWriter();
         try {
-          apply(req, prepared, version, record, fired);
+          commitWrites.apply(req, prepared, version, oldestReadable(), record, fired);
         } catch (RocksStorage.StorageFailure e) {
           // A read of the storage (a range clear's keys, an atomic operation's value) failed halfway through
           // the apply: the window holds part of a commit the log never will, so no later commit may follow.
@@ -493,87 +494,6 @@ public final class Engine implements TransactionEngine, AutoCloseable {
     VersionedStore.Chain[] chains = new VersionedStore.Chain[writes.size()];
     store.prepareAll(writes.keySet(), chains);
     return chains;
-  }
-
-  private void apply(CommitRequest req, VersionedStore.Chain[] prepared, long version, LogRecordWriter record,
-      List<Watches.Watch> fired) {
-    long oldest = oldestReadable();
-    boolean watching = !watches.isEmpty();
-    if (req.clearedRanges != null) {
-      for (Map.Entry<byte[], byte[]> r : req.clearedRanges.entrySet()) {
-        byte[] begin = r.getKey();
-        byte[] end = r.getValue();
-        List<byte[]> reached = store.clearRange(begin, end, version, oldest);
-        if (record != null && reached != null) {
-          // The keys the range held, as point clears: the same change on replay, and the storage then
-          // writes point deletes instead of a range tombstone per small clear.
-          for (byte[] key : reached) {
-            record.clear(key);
-          }
-        } else if (record != null) {
-          record.clearRange(begin, end);
-        }
-        if (watching) {
-          for (byte[] k : watches.keysIn(begin, end)) {
-            watches.changed(k, null, fired);
-          }
-        }
-      }
-    }
-    if (req.writes != null) {
-      byte[] stamp = null;
-      int i = 0;
-      for (Map.Entry<byte[], PendingWrite> e : req.writes.entrySet()) {
-        VersionedStore.Chain chain = prepared[i++];
-        PendingWrite w = e.getValue();
-        byte[] value;
-        switch (w.kind) {
-          case KNOWN:
-            value = w.value;
-            break;
-          case DEPENDENT:
-            value = w.applyOps(store.latest(chain));
-            break;
-          default:
-            if (stamp == null) {
-              stamp = Versionstamps.versionstamp(version);
-            }
-            value = w.applyOps(Versionstamps.fillStamp(w.stampOperand, stamp));
-            break;
-        }
-        if (store.put(chain, value, version, oldest)) {
-          logged(chain.bytes, value, record, watching, fired);
-        }
-      }
-    }
-    if (req.stampedKeys != null) {
-      byte[] stamp = Versionstamps.versionstamp(version);
-      for (byte[][] kv : req.stampedKeys) {
-        set(Versionstamps.fillStamp(kv[0], stamp), kv[1], version, oldest, record, watching, fired);
-      }
-    }
-  }
-
-  private void set(byte[] key, byte[] value, long version, long oldest, LogRecordWriter record, boolean watching,
-      List<Watches.Watch> fired) {
-    if (store.put(key, value, version, oldest)) {
-      logged(key, value, record, watching, fired);
-    }
-  }
-
-  /** Records an applied write in the commit's log record and checks the key's watches. */
-  private void logged(byte[] key, byte[] value, LogRecordWriter record, boolean watching,
-      List<Watches.Watch> fired) {
-    if (record != null) {
-      if (value == null) {
-        record.clear(key);
-      } else {
-        record.set(key, value);
-      }
-    }
-    if (watching) {
-      watches.changed(key, value, fired);
-    }
   }
 
   /** Drops resolver epochs and tombstones that fell out of the MVCC window (cheap: oldest first). */
