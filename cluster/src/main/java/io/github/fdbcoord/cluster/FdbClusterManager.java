@@ -324,21 +324,26 @@ public class FdbClusterManager implements ClusterManager {
    * and evict it after the suspicion window (after the node lease without failure detection); the
    * eviction hands its locks to their next waiters.
    */
-  void simulateCrash() {
+  CompletableFuture<Void> simulateCrash() {
     if (!state.move(State.ACTIVE, State.CRASHED)) {
-      return;
+      return CompletableFuture.completedFuture(null);
     }
     threads.shutdownNow();
     locks.close();
-    if (detector != null) {
-      detector.close();
-    }
+    // A dead process's sockets are gone at once; these close asynchronously, and the returned future
+    // says when (a caller that sends to the node right after the crash waits for it).
+    CompletableFuture<Void> detectorClosed = detector == null ? CompletableFuture.completedFuture(null)
+        : detector.close().toCompletionStage().toCompletableFuture();
+    CompletableFuture<Void> busClosed = CompletableFuture.completedFuture(null);
     // The clustered event bus of this node's Vert.x dies with the process too (its server and its
     // connections); a Vert.x instance shared with other managers (tests) keeps its local bus.
     if (vertx != null && vertx.clusterManager() == this
         && vertx.eventBus() instanceof io.vertx.core.eventbus.impl.EventBusInternal bus) {
-      bus.close(io.vertx.core.Promise.promise());
+      io.vertx.core.Promise<Void> closed = io.vertx.core.Promise.promise();
+      bus.close(closed);
+      busClosed = closed.future().toCompletionStage().toCompletableFuture();
     }
+    return CompletableFuture.allOf(detectorClosed, busClosed);
   }
 
   /**

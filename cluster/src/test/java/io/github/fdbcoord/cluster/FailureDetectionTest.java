@@ -23,6 +23,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -129,7 +130,7 @@ class FailureDetectionTest {
     c.getLockWithTimeout("queue-lock", 30_000, cWaits);
     waitUntil("C queued behind B", () -> mutexes.state("queue-lock").join().queue().size() == 2, Duration.ofSeconds(5));
 
-    b.simulateCrash();
+    FaultInjection.crash(b);
     waitUntil("A sees B evicted", () -> leftSeen.get(a.getNodeId()).containsKey(b.getNodeId()), Duration.ofSeconds(10));
     List<String> waiters = lockState("queue-lock").queue().stream().map(QueueEntry::owner).toList();
     assertEquals(1, waiters.size(), "the eviction removed the crashed waiter's entry: " + waiters);
@@ -157,7 +158,7 @@ class FailureDetectionTest {
     Thread.sleep(300); // every node connected to every other
 
     long crashed = System.nanoTime();
-    a.simulateCrash();
+    FaultInjection.crash(a);
     FdbLock next = (FdbLock) bWaits.future().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
     long handOff = millisSince(crashed);
     waitUntil("B and C see A leave", () -> leftSeen.get(b.getNodeId()).containsKey(a.getNodeId())
@@ -189,8 +190,9 @@ class FailureDetectionTest {
     Thread.sleep(300); // every node connected to every other
 
     long crashed = System.nanoTime();
-    a.simulateCrash();
-    b.simulateCrash();
+    CompletableFuture<Void> aDown = a.simulateCrash();
+    CompletableFuture<Void> bDown = b.simulateCrash();
+    CompletableFuture.allOf(aDown, bDown).get(10, TimeUnit.SECONDS);
     Lock nextA = waitsForA.future().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
     Lock nextB = waitsForB.future().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
     long handOff = millisSince(crashed);
@@ -237,7 +239,7 @@ class FailureDetectionTest {
     await((Promise<Void> p) -> b.setNodeInfo(new NodeInfo("127.0.0.1", 2, null), p));
     assertEquals(1, await((Promise<NodeInfo> p) -> b.getNodeInfo(a.getNodeId(), p)).port(), "a live node's info");
 
-    a.simulateCrash();
+    FaultInjection.crash(a);
     // Its record stays for the 5 s suspicion window, but its port refuses at once.
     ExecutionException dead = assertThrows(ExecutionException.class, () -> await((Promise<NodeInfo> p) -> b.getNodeInfo(a.getNodeId(), p)));
     assertTrue(dead.getCause() instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS, String.valueOf(dead.getCause()));

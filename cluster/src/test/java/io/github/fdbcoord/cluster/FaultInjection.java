@@ -9,9 +9,16 @@ import java.time.Duration;
 public final class FaultInjection {
   private FaultInjection() {}
 
-  /** Stops {@code manager} as a process crash would (see {@link FdbClusterManager#simulateCrash()}). */
+  /**
+   * Stops {@code manager} as a process crash would (see {@link FdbClusterManager#simulateCrash()}), and
+   * returns once its sockets are closed, as a dead process's are the moment it dies.
+   */
   public static void crash(FdbClusterManager manager) {
-    manager.simulateCrash();
+    try {
+      manager.simulateCrash().get(10, java.util.concurrent.TimeUnit.SECONDS);
+    } catch (Exception e) {
+      throw new AssertionError("the simulated crash did not close the node's sockets", e);
+    }
   }
 
   /** Stalls {@code manager}'s timer for {@code pause}, as a stopped process (see {@link FdbClusterManager#simulatePause}). */

@@ -189,7 +189,7 @@ class FdbClusterManagerTest {
     b.getLockWithTimeout("crash-lock", 20_000, waiting);
 
     long crashed = System.nanoTime();
-    a.simulateCrash();
+    FaultInjection.crash(a);
     Lock next = waiting.future().toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
     long handOffMillis = (System.nanoTime() - crashed) / 1_000_000;
     waitUntil("B sees A leave", () -> bEvents.contains("left " + a.getNodeId()), Duration.ofSeconds(10));
