@@ -118,6 +118,17 @@ public final class RocksStorage implements AutoCloseable {
    */
   public static RocksStorage open(Path dataDirectory, long cacheBytes, long writeBufferBytes, long rowCacheBytes,
       boolean verifyChecksums) throws IOException {
+    return open(dataDirectory, cacheBytes, writeBufferBytes, rowCacheBytes, verifyChecksums, false);
+  }
+
+  /**
+   * As {@link #open(Path, long, long, long, boolean)}; with {@code forReplay}, for a recovery that only writes
+   * the log's tail: the data's memtable is then an unsorted vector, sorted once when it is flushed, instead of
+   * a skip list that a random key costs a cache miss per level to insert into. Such a storage must be flushed
+   * and closed after the replay, and opened again to serve.
+   */
+  public static RocksStorage open(Path dataDirectory, long cacheBytes, long writeBufferBytes, long rowCacheBytes,
+      boolean verifyChecksums, boolean forReplay) throws IOException {
     Path dir = dataDirectory.resolve(DIRECTORY);
     Files.createDirectories(dir);
     StorageFiles.refuseMissingCurrent(dir);
@@ -137,6 +148,11 @@ public final class RocksStorage implements AutoCloseable {
     BlockBasedTableConfig table = RocksTuning.tableConfig(cache, bloom);
     ColumnFamilyOptions family = RocksTuning.columnFamily(table, writeBufferBytes);
     resources.add(family);
+    ColumnFamilyOptions dataFamily = family;
+    if (forReplay) {
+      dataFamily = RocksTuning.replayFamily(table, writeBufferBytes);
+      resources.add(dataFamily);
+    }
     SstFileManager files;
     try {
       files = new SstFileManager(Env.getDefault());
@@ -146,9 +162,13 @@ public final class RocksStorage implements AutoCloseable {
     }
     resources.add(files);
     DBOptions options = RocksTuning.database(files);
+    if (forReplay) {
+      // A vector memtable takes one writer at a time; its flushes run side by side, synced once at their end.
+      options.setAllowConcurrentMemtableWrite(false).setBytesPerSync(0).setMaxBackgroundJobs(4);
+    }
     resources.add(options);
     List<ColumnFamilyDescriptor> families = List.of(
-        new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, family),
+        new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, dataFamily),
         new ColumnFamilyDescriptor(META_FAMILY, family));
     List<ColumnFamilyHandle> handles = new ArrayList<>();
     RocksDB db;

@@ -9,6 +9,7 @@ import org.rocksdb.Filter;
 import org.rocksdb.IndexType;
 import org.rocksdb.LRUCache;
 import org.rocksdb.SstFileManager;
+import org.rocksdb.VectorMemTableConfig;
 
 /**
  * How the engine's storage configures RocksDB, in one place: the block cache, the table format, the
@@ -62,6 +63,26 @@ public final class RocksTuning {
         .setCompressionType(CompressionType.LZ4_COMPRESSION)
         .setLevelCompactionDynamicLevelBytes(true)
         .setMemtableMaxRangeDeletions(MEMTABLE_MAX_RANGE_DELETIONS);
+  }
+
+  /** What the data's memtables may hold in all while a recovery replays the log. */
+  static final long REPLAY_MEMTABLE_BYTES = 512L << 20;
+
+  /**
+   * The data's options while a recovery replays the log: append-only memtables, sorted when they are
+   * flushed, enough of them that the replay does not wait for the flushes, and no compaction until the
+   * storage is opened again to serve (the replay's table files are compacted then, so they are not
+   * compressed now either).
+   */
+  static ColumnFamilyOptions replayFamily(BlockBasedTableConfig table, long writeBufferBytes) {
+    int memtables = (int) Math.max(3, Math.min(16, REPLAY_MEMTABLE_BYTES / writeBufferBytes));
+    return columnFamily(table, writeBufferBytes)
+        .setMemTableConfig(new VectorMemTableConfig())
+        .setCompressionType(CompressionType.NO_COMPRESSION)
+        .setMaxWriteBufferNumber(memtables)
+        .setDisableAutoCompactions(true)
+        .setLevel0SlowdownWritesTrigger(1 << 20)
+        .setLevel0StopWritesTrigger(1 << 20);
   }
 
   /** The database's options; with {@code files} RocksDB resumes by itself after a write failed for lack of space. */
