@@ -65,8 +65,12 @@ public final class RocksTuning {
         .setMemtableMaxRangeDeletions(MEMTABLE_MAX_RANGE_DELETIONS);
   }
 
-  /** What the data's memtables may hold in all while a recovery replays the log. */
-  static final long REPLAY_MEMTABLE_BYTES = 512L << 20;
+  /**
+   * What the data's memtables may hold in all while a recovery replays the log: room for a typical crash's
+   * tail (the MVCC window and the applier's lag of writes, 40–120 MB at tens of MB/s) while the first
+   * ones are flushed; a larger tail waits for the flushes, as any write does.
+   */
+  static final long REPLAY_MEMTABLE_BYTES = 256L << 20;
 
   /**
    * The data's options while a recovery replays the log: append-only memtables, sorted when they are
@@ -75,7 +79,7 @@ public final class RocksTuning {
    * compressed now either).
    */
   static ColumnFamilyOptions replayFamily(BlockBasedTableConfig table, long writeBufferBytes) {
-    int memtables = (int) Math.max(3, Math.min(16, REPLAY_MEMTABLE_BYTES / writeBufferBytes));
+    int memtables = (int) Math.max(3, Math.min(64, REPLAY_MEMTABLE_BYTES / writeBufferBytes));
     return columnFamily(table, writeBufferBytes)
         .setMemTableConfig(new VectorMemTableConfig())
         .setCompressionType(CompressionType.NO_COMPRESSION)
