@@ -48,7 +48,7 @@ import java.util.function.Supplier;
  * costs on this machine before the service does anything.
  *
  * <pre>bench/run.sh service ServicePathBenchmark [memory|durable]
- *     [-Dbench.seconds=3 -Dbench.rounds=3 -Dbench.concurrency=32]</pre>
+ *     [-Dbench.seconds=3 -Dbench.rounds=3 -Dbench.concurrency=32 -Dbench.only=TEXT -Dbench.paths=HTTP,direct]</pre>
  */
 public final class ServicePathBenchmark {
   private static final int SECONDS = Integer.getInteger("bench.seconds", 3);
@@ -57,6 +57,9 @@ public final class ServicePathBenchmark {
   private static final String NS = "bench";
   /** Runs only the operations whose name contains this text (all when empty). */
   private static final String ONLY = System.getProperty("bench.only", "");
+  /** Runs only the paths (direct, event bus, HTTP, HTTP floor) named in this comma-separated list (all when empty). */
+  private static final List<String> PATHS = System.getProperty("bench.paths", "").isEmpty() ? List.of()
+      : List.of(System.getProperty("bench.paths").split(","));
 
   private final Map<String, Samples> results = new LinkedHashMap<>();
   private final AtomicLong seq = new AtomicLong();
@@ -193,7 +196,7 @@ public final class ServicePathBenchmark {
    */
   private void drive(boolean warm, String op, String path, Object where, int concurrency, Supplier<Object> call)
       throws Exception {
-    if (!op.contains(ONLY)) {
+    if (!op.contains(ONLY) || !(PATHS.isEmpty() || PATHS.contains(path))) {
       return;
     }
     Samples samples = warm ? new Samples() : results.computeIfAbsent(op + " | " + path, k -> new Samples());
