@@ -52,7 +52,8 @@ import java.util.function.Supplier;
  * plain consumer answering a local request/reply with the interner's bodies.
  *
  * <pre>bench/run.sh service ServicePathBenchmark [memory|durable]
- *     [-Dbench.seconds=3 -Dbench.rounds=3 -Dbench.concurrency=32 -Dbench.only=TEXT -Dbench.paths=HTTP,direct]</pre>
+ *     [-Dbench.seconds=3 -Dbench.rounds=3 -Dbench.concurrency=32 -Dbench.only=TEXT -Dbench.paths=HTTP,direct
+ *     -Dbench.settleMillis=1000]</pre>
  */
 public final class ServicePathBenchmark {
   private static final int SECONDS = Integer.getInteger("bench.seconds", 3);
@@ -62,6 +63,12 @@ public final class ServicePathBenchmark {
   private static final String BUS_FLOOR = "bench.event-bus-floor";
   /** Runs only the operations whose name contains this text (all when empty). */
   private static final String ONLY = System.getProperty("bench.only", "");
+  /**
+   * Pause before each path's measurement: the engine merges its index and the collector marks on
+   * threads of their own, after the writes that caused them; without the pause the path measured
+   * next (always the event bus after the direct call, in the order below) is charged for them.
+   */
+  private static final long SETTLE_MILLIS = Long.getLong("bench.settleMillis", 1000);
   /** Runs only the paths (direct, event bus, event-bus floor, HTTP, HTTP floor) named in this comma-separated list (all when empty). */
   private static final List<String> PATHS = System.getProperty("bench.paths", "").isEmpty() ? List.of()
       : List.of(System.getProperty("bench.paths").split(","));
@@ -223,6 +230,7 @@ public final class ServicePathBenchmark {
       return;
     }
     Samples samples = warm ? new Samples() : results.computeIfAbsent(op + " | " + path, k -> new Samples());
+    Thread.sleep(SETTLE_MILLIS);
     long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(warm ? 1 : SECONDS);
     CountDownLatch done = new CountDownLatch(concurrency);
     long start = System.nanoTime();
