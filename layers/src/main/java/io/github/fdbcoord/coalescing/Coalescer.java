@@ -27,6 +27,13 @@ import java.util.function.ToLongFunction;
  * run again alone, so one request's problem (a batch too large for one transaction, say) stays its
  * own and never fails its neighbours.
  *
+ * <p>On a store whose transactions complete before they return (the in-memory engine), no request
+ * ever finds one running, so each would run alone however many arrive together. A {@code window}
+ * executor fixes that: the request that would start a transaction at once hands its start to the
+ * window instead, and every request submitted before the window runs it joins that transaction. An
+ * executor that queues the start behind the work already queued on the caller's event loop batches
+ * the requests the loop received together; one that runs the task at once is the same as no window.
+ *
  * @param <K> what a request asks about (a string, an id)
  * @param <V> what the store answers for it
  */
@@ -38,13 +45,24 @@ public final class Coalescer<K, V> {
   private final long maxWeight;
   private final int maxInFlight;
   private final Executor executor;
+  /** Where a transaction that may start at once starts (null: on the submitting thread, at once). */
+  private final Executor window;
   private final ArrayDeque<Request<K, V>> waiting = new ArrayDeque<>();
   private int inFlight;
+  /** Whether a start handed to {@link #window} has not run yet: later requests join it. */
+  private boolean startInWindow;
   /** Transactions started, batched or alone; tests compare it with the requests served. */
   public final LongAdder transactions = new LongAdder();
 
   public Coalescer(Function<List<K>, CompletableFuture<Map<K, V>>> transaction, Predicate<Throwable> sharedFailure,
       ToLongFunction<K> weight, int maxKeys, long maxWeight, int maxInFlight, Executor executor) {
+    this(transaction, sharedFailure, weight, maxKeys, maxWeight, maxInFlight, executor, null);
+  }
+
+  /** As the other constructor, with transactions that may start at once started through {@code window} (null: none). */
+  public Coalescer(Function<List<K>, CompletableFuture<Map<K, V>>> transaction, Predicate<Throwable> sharedFailure,
+      ToLongFunction<K> weight, int maxKeys, long maxWeight, int maxInFlight, Executor executor, Executor window) {
+    this.window = window;
     this.transaction = transaction;
     this.sharedFailure = sharedFailure;
     this.weight = weight;
@@ -66,14 +84,45 @@ public final class Coalescer<K, V> {
     List<Request<K, V>> batch;
     synchronized (this) {
       waiting.add(request);
-      if (inFlight >= maxInFlight) {
+      if (startInWindow || inFlight >= maxInFlight) {
         return request.result();
       }
       inFlight++;
+      if (window != null) {
+        startInWindow = true;
+        batch = null;
+      } else {
+        batch = take();
+      }
+    }
+    if (batch != null) {
+      run(batch);
+      return request.result();
+    }
+    try {
+      window.execute(this::startFromWindow);
+    } catch (RuntimeException rejected) {
+      startFromWindow(); // a window that takes no task (shut down) must not leave the requests waiting
+    }
+    return request.result();
+  }
+
+  /** The start handed to the window: takes every request that arrived meanwhile (and fits). */
+  private void startFromWindow() {
+    List<Request<K, V>> batch;
+    synchronized (this) {
+      if (!startInWindow) {
+        return;
+      }
+      startInWindow = false;
+      if (waiting.isEmpty()) {
+        // A transaction that completed meanwhile took them (next()).
+        inFlight--;
+        return;
+      }
       batch = take();
     }
     run(batch);
-    return request.result();
   }
 
   /** The waiting requests the next transaction takes: at least one, then as many as fit its bounds. */

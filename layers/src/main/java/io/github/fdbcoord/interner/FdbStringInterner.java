@@ -57,7 +57,7 @@ final class FdbStringInterner implements StringInterner {
   private <K, V> Coalescer<K, V> coalescer(java.util.function.Function<List<K>, CompletableFuture<Map<K, V>>> tx,
       java.util.function.ToLongFunction<K> weight) {
     return new Coalescer<>(tx, FdbStringInterner::sharedByEveryRequest, weight, options.maxBatchSize(),
-        MAX_BATCH_BYTES, MAX_IN_FLIGHT, service.executor());
+        MAX_BATCH_BYTES, MAX_IN_FLIGHT, service.executor(), options.batchWindow());
   }
 
   /** Failures every request of a batch would have met alone: no point in running them again one by one. */

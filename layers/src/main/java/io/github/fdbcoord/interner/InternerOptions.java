@@ -48,6 +48,7 @@ public final class InternerOptions {
   private final Duration transactionTimeout;
   private final int retryLimit;
   private final Executor executor;
+  private final Executor batchWindow;
   private final DirectoryLayer directoryLayer;
   private final SequencePicker sequencePicker;
 
@@ -60,6 +61,7 @@ public final class InternerOptions {
     this.transactionTimeout = b.transactionTimeout;
     this.retryLimit = b.retryLimit;
     this.executor = b.executor;
+    this.batchWindow = b.batchWindow;
     this.directoryLayer = b.directoryLayer;
     this.sequencePicker = b.sequencePicker;
   }
@@ -118,6 +120,17 @@ public final class InternerOptions {
     return executor;
   }
 
+  /**
+   * Where a transaction of cache misses that could start at once starts, so that the misses of
+   * calls submitted before it runs share it (see {@code Coalescer}), or null: at once. For callers
+   * on an event loop over a store whose transactions complete before they return (the in-memory
+   * engine), an executor that queues the start behind the loop's pending work lets the calls the
+   * loop received together share one transaction.
+   */
+  public Executor batchWindow() {
+    return batchWindow;
+  }
+
   public DirectoryLayer directoryLayer() {
     return directoryLayer;
   }
@@ -130,7 +143,8 @@ public final class InternerOptions {
   public String toString() {
     return "InternerOptions{rootPath=" + rootPath + ", sequenceBits=" + sequenceBits + ", maxSequenceTries="
         + maxSequenceTries + ", maxBatchSize=" + maxBatchSize + ", cacheMaxBytes=" + cacheMaxBytes
-        + ", transactionTimeout=" + transactionTimeout + ", retryLimit=" + retryLimit + ", executor=" + executor + "}";
+        + ", transactionTimeout=" + transactionTimeout + ", retryLimit=" + retryLimit + ", executor=" + executor
+        + ", batchWindow=" + batchWindow + "}";
   }
 
   /** Builds {@link InternerOptions}; each setter refuses a bad value at once. */
@@ -143,6 +157,7 @@ public final class InternerOptions {
     private Duration transactionTimeout = DEFAULT_TRANSACTION_TIMEOUT;
     private int retryLimit = -1;
     private Executor executor;
+    private Executor batchWindow;
     private DirectoryLayer directoryLayer = DirectoryLayer.getDefault();
     private SequencePicker sequencePicker = RANDOM_SEQUENCE;
 
@@ -185,6 +200,12 @@ public final class InternerOptions {
 
     public Builder executor(Executor executor) {
       this.executor = executor;
+      return this;
+    }
+
+    /** See {@link InternerOptions#batchWindow()}; null (the default): transactions start at once. */
+    public Builder batchWindow(Executor window) {
+      this.batchWindow = window;
       return this;
     }
 

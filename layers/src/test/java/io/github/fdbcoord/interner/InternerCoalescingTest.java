@@ -207,4 +207,65 @@ class InternerCoalescingTest {
       executor.shutdown();
     }
   }
+
+  /**
+   * On the in-memory engine without latency every transaction completes before it returns, so
+   * calls made one after another on one thread (an event loop serving 32 HTTP requests it read
+   * together) never find one running and each ran its own. With a batch window that queues the
+   * start behind the thread's current task, as the service's event loops do, those calls share one
+   * transaction, each is told its own strings' ids, and a bad call among them fails alone.
+   */
+  @Test
+  void aBatchWindowLetsCallsMadeTogetherOnOneThreadShareATransaction() throws Exception {
+    ExecutorService loop = Executors.newSingleThreadExecutor(); // stands for an event loop
+    try (Database db = EmbeddedDatabase.inMemory()) {
+      List<String> root = InternerTestSupport.randomRoot();
+      try {
+        FdbStringInterner windowed = (FdbStringInterner) await(InternerService.create(db, InternerOptions.builder()
+            .rootPath(root).batchWindow(loop).build()).open("together"));
+        FdbStringInterner atOnce = (FdbStringInterner) await(InternerService.create(db, InternerOptions.builder()
+            .rootPath(root).build()).open("together"));
+        List<List<String>> batches = new ArrayList<>();
+        for (int c = 0; c < 32; c++) {
+          batches.add(StringInternerTest.strings("w" + c + "-", 10));
+        }
+        List<CompletableFuture<List<Long>>> calls = loop.submit(() -> {
+          List<CompletableFuture<List<Long>>> made = new ArrayList<>();
+          batches.forEach(b -> made.add(windowed.intern(b)));
+          made.add(windowed.intern(List.of("fine", "unpaired \uD800")));
+          return made;
+        }).get();
+        InternerTestSupport.failure(calls.remove(calls.size() - 1), InternerException.Kind.BAD_REQUEST);
+        Map<Long, String> owners = new HashMap<>();
+        for (int c = 0; c < batches.size(); c++) {
+          List<Long> ids = await(calls.get(c));
+          for (int i = 0; i < 10; i++) {
+            String prior = owners.put(ids.get(i), batches.get(c).get(i));
+            assertTrue(prior == null, "id " + ids.get(i) + " told for " + prior + " and " + batches.get(c).get(i));
+          }
+        }
+        assertEquals(320, owners.size());
+        assertEquals(1, windowed.interns.transactions.sum(), "the 32 calls shared one transaction");
+        for (int c = 0; c < batches.size(); c++) {
+          List<Long> ids = new ArrayList<>(await(calls.get(c)));
+          assertEquals(ids, await(atOnce.intern(batches.get(c))), "the store holds the ids the calls were told");
+        }
+
+        List<CompletableFuture<List<Long>>> alone = loop.submit(() -> {
+          List<CompletableFuture<List<Long>>> made = new ArrayList<>();
+          for (int c = 0; c < 32; c++) {
+            made.add(atOnce.intern(StringInternerTest.strings("a" + c + "-", 10)));
+          }
+          return made;
+        }).get();
+        alone.forEach(InternerTestSupport::await);
+        long withoutWindow = atOnce.interns.transactions.sum() - 32; // the 32 read-backs above ran first
+        assertEquals(32, withoutWindow, "without a window each call on the thread ran its own transaction");
+      } finally {
+        InternerTestSupport.removeRoot(db, root);
+      }
+    } finally {
+      loop.shutdown();
+    }
+  }
 }

@@ -244,7 +244,8 @@ public final class CoordinationVerticle extends VerticleBase {
         .cacheSize(config.directoryCacheSize()).maxPageSize(config.maxPageSize() + 1).executor(exec).build());
     InternerService interners = InternerService.create(db, InternerOptions.builder()
         .rootPath(child("interner")).maxBatchSize(config.maxBatchSize())
-        .cacheMaxBytes(config.internerCacheMaxBytes()).executor(exec).build());
+        .cacheMaxBytes(config.internerCacheMaxBytes()).executor(exec)
+        .batchWindow(StoreWorkers.BEHIND_EVENT_LOOP_WORK).build());
     MutexOptions mutexOptions = MutexOptions.builder().directory(child("mutex"))
         .lease(config.lease()).heartbeatInterval(config.heartbeatInterval()).reaperInterval(config.reaperInterval())
         .eventRetention(config.eventRetention()).maxQueueLength(config.maxQueueLength()).hostId(config.hostId())

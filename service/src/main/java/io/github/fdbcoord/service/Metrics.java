@@ -8,6 +8,7 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
 import java.time.Duration;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
@@ -25,6 +26,18 @@ public final class Metrics {
   private static final Duration MIN_EXPECTED = Duration.ofNanos(100_000);
   private static final Duration MAX_EXPECTED = Duration.ofMinutes(5);
   private final PrometheusMeterRegistry registry;
+  /**
+   * The request timers, kept once built (as Micrometer advises): building and registering a timer
+   * on every request sorted its tags and looked it up in the registry each time. The label values
+   * are bounded (route templates, actions, failure reasons), so these maps are too; the timers are
+   * never removed from the registry, so a kept one stays the registered one.
+   */
+  private final ConcurrentHashMap<RequestKey, Timer> requestTimers = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<HttpKey, Timer> httpTimers = new ConcurrentHashMap<>();
+
+  private record RequestKey(String address, String action, String outcome) {}
+
+  private record HttpKey(String route, int status) {}
 
   public Metrics() {
     this(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
@@ -53,21 +66,21 @@ public final class Metrics {
 
   /** One event-bus request served: its address, action, outcome ("ok" or a failure reason) and duration. */
   void request(String address, String action, String outcome, long nanos) {
-    Timer.builder("fdbcoord_requests")
+    requestTimers.computeIfAbsent(new RequestKey(address, action, outcome), k -> Timer.builder("fdbcoord_requests")
         .description("Event-bus requests served by the coordination layers")
-        .tag("address", address).tag("action", action).tag("outcome", outcome)
+        .tag("address", k.address()).tag("action", k.action()).tag("outcome", k.outcome())
         .publishPercentileHistogram().minimumExpectedValue(MIN_EXPECTED).maximumExpectedValue(MAX_EXPECTED)
-        .register(registry)
+        .register(registry))
         .record(nanos, TimeUnit.NANOSECONDS);
   }
 
   /** One HTTP request answered. */
   void http(String route, int status, long nanos) {
-    Timer.builder("fdbcoord_http_requests")
+    httpTimers.computeIfAbsent(new HttpKey(route, status), k -> Timer.builder("fdbcoord_http_requests")
         .description("HTTP requests answered by the coordination service")
-        .tag("route", route).tag("status", Integer.toString(status))
+        .tag("route", k.route()).tag("status", Integer.toString(k.status()))
         .publishPercentileHistogram().minimumExpectedValue(MIN_EXPECTED).maximumExpectedValue(MAX_EXPECTED)
-        .register(registry)
+        .register(registry))
         .record(nanos, TimeUnit.NANOSECONDS);
   }
 

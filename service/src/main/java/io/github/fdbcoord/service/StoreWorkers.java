@@ -2,8 +2,10 @@ package io.github.fdbcoord.service;
 
 import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.Vertx;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadFactory;
@@ -105,6 +107,23 @@ public final class StoreWorkers implements AutoCloseable {
       return e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
     }
   }
+
+  /**
+   * The layers' batch window ({@code InternerOptions.batchWindow}): called on an event loop, it
+   * queues the task behind the work already queued there, so the requests that loop received
+   * together (an HTTP read of many connections, a burst of event-bus messages) share the
+   * transaction the task starts; on any other thread it runs the task at once. Calls start on an
+   * event loop only on stores that never block it ({@link #startCallsOnCallerThread}), so it never
+   * moves a store call onto an event loop that would not have run it anyway.
+   */
+  public static final Executor BEHIND_EVENT_LOOP_WORK = task -> {
+    Context context = Vertx.currentContext();
+    if (context != null && Context.isOnEventLoopThread()) {
+      context.runOnContext(v -> task.run());
+    } else {
+      task.run();
+    }
+  };
 
   /** Runs {@code task} on a worker thread (for blocking work such as opening the store). */
   public <T> Future<T> blocking(Context context, Supplier<T> task) {

@@ -1,6 +1,7 @@
 package io.github.fdbcoord.bench;
 
 import io.github.fdbcoord.client.CoordinationClient;
+import io.github.fdbcoord.client.wire.InternerWire;
 import io.github.fdbcoord.embedded.EmbeddedDatabase;
 import io.github.fdbcoord.embedded.EmbeddedOptions;
 import io.github.fdbcoord.interner.InternerOptions;
@@ -12,8 +13,10 @@ import io.github.fdbcoord.service.CoordinationVerticle;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.VerticleBase;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpMethod;
@@ -45,18 +48,30 @@ import java.util.function.Supplier;
  * path's rate, p50 and p99 and its ratio to the direct call. A change that slows the service (an
  * extra hop, a retry, a copy) shows up as a ratio, whatever the machine's load. The "HTTP floor"
  * rows are a plain Vert.x server answering a small JSON body over the same loopback: what HTTP
- * costs on this machine before the service does anything.
+ * costs on this machine before the service does anything; the "event-bus floor" row, likewise, a
+ * plain consumer answering a local request/reply with the interner's bodies.
  *
  * <pre>bench/run.sh service ServicePathBenchmark [memory|durable]
- *     [-Dbench.seconds=3 -Dbench.rounds=3 -Dbench.concurrency=32]</pre>
+ *     [-Dbench.seconds=3 -Dbench.rounds=3 -Dbench.concurrency=32 -Dbench.only=TEXT -Dbench.paths=HTTP,direct
+ *     -Dbench.settleMillis=1000]</pre>
  */
 public final class ServicePathBenchmark {
   private static final int SECONDS = Integer.getInteger("bench.seconds", 3);
   private static final int ROUNDS = Integer.getInteger("bench.rounds", 3);
   private static final int CONCURRENCY = Integer.getInteger("bench.concurrency", 32);
   private static final String NS = "bench";
+  private static final String BUS_FLOOR = "bench.event-bus-floor";
   /** Runs only the operations whose name contains this text (all when empty). */
   private static final String ONLY = System.getProperty("bench.only", "");
+  /**
+   * Pause before each path's measurement: the engine merges its index and the collector marks on
+   * threads of their own, after the writes that caused them; without the pause the path measured
+   * next (always the event bus after the direct call, in the order below) is charged for them.
+   */
+  private static final long SETTLE_MILLIS = Long.getLong("bench.settleMillis", 1000);
+  /** Runs only the paths (direct, event bus, event-bus floor, HTTP, HTTP floor) named in this comma-separated list (all when empty). */
+  private static final List<String> PATHS = System.getProperty("bench.paths", "").isEmpty() ? List.of()
+      : List.of(System.getProperty("bench.paths").split(","));
 
   private final Map<String, Samples> results = new LinkedHashMap<>();
   private final AtomicLong seq = new AtomicLong();
@@ -107,6 +122,20 @@ public final class ServicePathBenchmark {
         .toCompletionStage().toCompletableFuture().get().actualPort();
     HttpClient floor = loader.createHttpClient(new HttpClientOptions().setDefaultPort(floorPort)
         .setDefaultHost("127.0.0.1").setKeepAlive(true), new PoolOptions().setHttp1MaxSize(CONCURRENCY));
+    // The event bus's floor: a plain consumer on a verticle of its own answering a reply of the
+    // interner's shape (100 ids) to a request of its shape: what one local request/reply with these
+    // bodies costs (two hops between event loops, a copy each way) before the service does anything.
+    List<Long> hundredIds = new ArrayList<>();
+    for (long i = 0; i < 100; i++) {
+      hundredIds.add(Long.MIN_VALUE + i);
+    }
+    JsonObject floorReply = InternerWire.interned(NS, hundredIds);
+    vertx.deployVerticle(new VerticleBase() {
+      @Override
+      public Future<?> start() {
+        return this.vertx.eventBus().consumer(BUS_FLOOR, m -> m.reply(floorReply)).completion();
+      }
+    }).await(60, TimeUnit.SECONDS);
 
     List<String> cached = strings(10);
     ns.intern(cached).get();
@@ -129,6 +158,10 @@ public final class ServicePathBenchmark {
       boolean warm = r < 0;
       sequential(warm, "intern 100 new, sequential", "direct", directPool, () -> ns.intern(strings(100)));
       sequential(warm, "intern 100 new, sequential", "event bus", caller, () -> bus.intern(NS, strings(100)));
+      sequential(warm, "intern 100 new, sequential", "event-bus floor", caller,
+          () -> vertx.eventBus().<JsonObject>request(BUS_FLOOR, new JsonObject().put("namespace", NS)
+              .put("strings", new JsonArray(strings(100))), new DeliveryOptions().addHeader("action", "intern"))
+              .map(m -> InternerWire.interned(m.body())));
       sequential(warm, "mutex tryAcquire+release, sequential", "direct", directPool,
           () -> mutexes.tryAcquire("m-direct", "o").thenCompose(g -> mutexes.release("m-direct", "o")));
       sequential(warm, "mutex tryAcquire+release, sequential", "event bus", caller,
@@ -193,10 +226,11 @@ public final class ServicePathBenchmark {
    */
   private void drive(boolean warm, String op, String path, Object where, int concurrency, Supplier<Object> call)
       throws Exception {
-    if (!op.contains(ONLY)) {
+    if (!op.contains(ONLY) || !(PATHS.isEmpty() || PATHS.contains(path))) {
       return;
     }
     Samples samples = warm ? new Samples() : results.computeIfAbsent(op + " | " + path, k -> new Samples());
+    Thread.sleep(SETTLE_MILLIS);
     long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(warm ? 1 : SECONDS);
     CountDownLatch done = new CountDownLatch(concurrency);
     long start = System.nanoTime();
@@ -301,7 +335,7 @@ public final class ServicePathBenchmark {
 
   private void report() {
     System.out.println("load average after the run: " + loadAverage());
-    System.out.printf("%-48s %-10s %12s %10s %10s %12s %-22s %8s%n", "operation", "path", "calls/s", "p50 ms",
+    System.out.printf("%-48s %-16s %12s %10s %10s %12s %-22s %8s%n", "operation", "path", "calls/s", "p50 ms",
         "p99 ms", "CPU us/call", "vs direct", "errors");
     Map<String, Samples> directs = new LinkedHashMap<>();
     results.forEach((key, s) -> {
@@ -312,7 +346,7 @@ public final class ServicePathBenchmark {
       Samples d = directs.get(parts[0]);
       String ratio = d == null || parts[1].equals("direct") ? "" : String.format("%.2fx p50, %.0f%% rate",
           s.pct(50) / d.pct(50), 100 * s.rate() / d.rate());
-      System.out.printf("%-48s %-10s %,12.0f %10.3f %10.3f %12.1f %-22s %8d%s%n", parts[0], parts[1], s.rate(),
+      System.out.printf("%-48s %-16s %,12.0f %10.3f %10.3f %12.1f %-22s %8d%s%n", parts[0], parts[1], s.rate(),
           s.pct(50), s.pct(99), s.cpuMicrosPerCall(), ratio, s.errors,
           s.firstError == null ? "" : " (" + s.firstError.getMessage() + ")");
     });
