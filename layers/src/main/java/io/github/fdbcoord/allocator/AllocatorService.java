@@ -60,7 +60,8 @@ public final class AllocatorService {
     this.root = options.root();
     this.executor = options.executor() != null ? options.executor() : database.getExecutor();
     this.allocations = new Coalescer<>(batch -> database.runAsync(tr -> allocateEach(tr, batch), executor),
-        AllocatorService::sharedByEveryCall, a -> 1, MAX_BATCH, Long.MAX_VALUE, MAX_IN_FLIGHT, executor);
+        AllocatorService::sharedByEveryCall, a -> 1, MAX_BATCH, Long.MAX_VALUE, MAX_IN_FLIGHT, executor,
+        options.batchWindow());
   }
 
   public static AllocatorService create(Database database) {

@@ -20,10 +20,12 @@ public final class AllocatorServiceOptions {
 
   private final Subspace root;
   private final Executor executor;
+  private final Executor batchWindow;
 
   private AllocatorServiceOptions(Builder b) {
     this.root = b.root;
     this.executor = b.executor;
+    this.batchWindow = b.batchWindow;
   }
 
   public static Builder builder() {
@@ -44,15 +46,27 @@ public final class AllocatorServiceOptions {
     return executor;
   }
 
+  /**
+   * Where an allocation transaction that could start at once starts, so that the calls submitted
+   * before it runs share it (see {@code Coalescer}), or null: at once. For callers on an event loop
+   * over a store whose transactions complete before they return (the in-memory engine), an executor
+   * that queues the start behind the loop's pending work lets the calls the loop received together
+   * share one transaction.
+   */
+  public Executor batchWindow() {
+    return batchWindow;
+  }
+
   @Override
   public String toString() {
-    return "AllocatorServiceOptions{root=" + root + ", executor=" + executor + "}";
+    return "AllocatorServiceOptions{root=" + root + ", executor=" + executor + ", batchWindow=" + batchWindow + "}";
   }
 
   /** Builds {@link AllocatorServiceOptions}. */
   public static final class Builder {
     private Subspace root = DEFAULT_ROOT;
     private Executor executor;
+    private Executor batchWindow;
 
     private Builder() {}
 
@@ -68,6 +82,12 @@ public final class AllocatorServiceOptions {
     /** Executor for the retry loops and continuations; null means the database's own. */
     public Builder executor(Executor executor) {
       this.executor = executor;
+      return this;
+    }
+
+    /** See {@link AllocatorServiceOptions#batchWindow()}; null (the default): transactions start at once. */
+    public Builder batchWindow(Executor window) {
+      this.batchWindow = window;
       return this;
     }
 

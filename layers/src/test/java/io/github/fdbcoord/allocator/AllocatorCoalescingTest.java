@@ -15,6 +15,8 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -159,6 +161,60 @@ class AllocatorCoalescingTest {
       throw new AssertionError("did not fail");
     } catch (CompletionException e) {
       return e.getCause();
+    }
+  }
+
+  /**
+   * On the in-memory engine without latency a transaction completes before it returns, so calls made
+   * one after another on one thread (an event loop serving requests it read together) never find one
+   * running and each ran its own. With a batch window that queues the start behind the thread's
+   * current task, as the service's event loops do, they share one transaction, every call gets a value
+   * of its own, and a bad name among them fails alone.
+   */
+  @Test
+  void aBatchWindowLetsCallsMadeTogetherOnOneThreadShareATransaction() throws Exception {
+    ExecutorService loop = Executors.newSingleThreadExecutor(); // stands for an event loop
+    try (Database db = EmbeddedDatabase.inMemory()) {
+      AllocatorService windowed = AllocatorService.create(db, AllocatorServiceOptions.builder()
+          .root(new com.apple.foundationdb.subspace.Subspace(Tuple.from("window-test"))).batchWindow(loop).build());
+      AllocatorService atOnce = AllocatorService.create(db, AllocatorServiceOptions.builder()
+          .root(new com.apple.foundationdb.subspace.Subspace(Tuple.from("window-test"))).build());
+      List<CompletableFuture<Long>> calls = loop.submit(() -> {
+        List<CompletableFuture<Long>> made = new ArrayList<>();
+        for (int c = 0; c < 32; c++) {
+          made.add(windowed.allocate("shared"));
+        }
+        made.add(windowed.allocate(""));
+        return made;
+      }).get();
+      CompletableFuture<Long> bad = calls.remove(calls.size() - 1);
+      CompletionException failure = org.junit.jupiter.api.Assertions.assertThrows(CompletionException.class, bad::join);
+      assertInstanceOf(AllocatorException.class, failure.getCause());
+      Set<Long> values = new java.util.HashSet<>();
+      for (CompletableFuture<Long> call : calls) {
+        assertTrue(values.add(call.get(30, TimeUnit.SECONDS)), "a value given twice: " + call.join());
+      }
+      assertEquals(32, values.size());
+      assertEquals(1, windowed.allocations.transactions.sum(), "the 32 calls shared one transaction");
+      // The store holds them: the same allocator, without a window, gives none of them again.
+      for (int c = 0; c < 32; c++) {
+        assertTrue(!values.contains(atOnce.allocate("shared").get(30, TimeUnit.SECONDS)), "a value given twice");
+      }
+
+      List<CompletableFuture<Long>> alone = loop.submit(() -> {
+        List<CompletableFuture<Long>> made = new ArrayList<>();
+        for (int c = 0; c < 32; c++) {
+          made.add(atOnce.allocate("alone"));
+        }
+        return made;
+      }).get();
+      for (CompletableFuture<Long> call : alone) {
+        call.get(30, TimeUnit.SECONDS);
+      }
+      assertEquals(64, atOnce.allocations.transactions.sum(),
+          "without a window each call on the thread ran its own transaction (32 read-backs and 32 calls)");
+    } finally {
+      loop.shutdown();
     }
   }
 }

@@ -251,7 +251,8 @@ public final class CoordinationVerticle extends VerticleBase {
         .eventRetention(config.eventRetention()).maxQueueLength(config.maxQueueLength()).hostId(config.hostId())
         .executor(exec).build();
     return DirectoryLayer.getDefault().createOrOpen(db, child("allocator"))
-        .thenApplyAsync(dir -> AllocatorService.create(db, AllocatorServiceOptions.builder().root(dir).executor(exec).build()),
+        .thenApplyAsync(dir -> AllocatorService.create(db, AllocatorServiceOptions.builder().root(dir).executor(exec)
+            .batchWindow(StoreWorkers.BEHIND_EVENT_LOOP_WORK).build()),
             exec)
         .thenCombine(MutexService.open(db, mutexOptions),
             (allocators, mutexes) -> new Layers(directories, allocators, interners, mutexes));
