@@ -43,7 +43,6 @@ public final class DurableStore {
       long started = System.nanoTime();
       storage = RocksStorage.open(config.storageDirectory(), config.storageCacheBytes(),
           config.storageWriteBufferBytes(), config.rowCacheBytes(), config.verifyChecksumsAtOpen(), true);
-      // Opened for the replay (an unsorted memtable that only takes writes), then again to serve.
       long durable = storage.durableVersion();
       long storageOpened = System.nanoTime();
       Loader loader = new Loader(storage, dir);
@@ -57,15 +56,17 @@ public final class DurableStore {
       storage.dropUnlistedTables();
       loader.finish(log.recoveredVersion());
       long replayed = System.nanoTime();
-      if (loader.records > 0 || loader.snapshotEntries > 0) {
+      boolean replayedAny = loader.records > 0 || loader.snapshotEntries > 0;
+      if (replayedAny) {
         storage.flush();
       }
-      // Opened again to serve: reads of a vector memtable sort it first.
+      // Opened again to serve: reads of a vector memtable sort it first. Null in between, so that a
+      // failed second open does not close the first storage again.
       storage.close();
       storage = null;
       storage = RocksStorage.open(config.storageDirectory(), config.storageCacheBytes(),
           config.storageWriteBufferBytes(), config.rowCacheBytes(), false, false);
-      if (loader.records > 0 || loader.snapshotEntries > 0) {
+      if (replayedAny) {
         log.truncateThrough(log.rollSegment());
       }
       long now = System.nanoTime();
