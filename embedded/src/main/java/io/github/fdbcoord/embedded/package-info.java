@@ -16,4 +16,7 @@
  *       FoundationDB's transaction logs.
  * </ul>
  */
+@API(status = API.Status.EXPERIMENTAL, since = "0.1.0")
 package io.github.fdbcoord.embedded;
+
+import org.apiguardian.api.API;

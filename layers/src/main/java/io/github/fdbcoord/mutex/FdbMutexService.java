@@ -143,6 +143,35 @@ final class FdbMutexService implements MutexService {
       throw new IllegalArgumentException("timeout must not be negative, got " + timeout);
     }
     checkOpen(name);
+    MutexAcquisition wait = new MutexAcquisition(this, name, owner, timeout).start();
+    CompletableFuture<MutexHandle> handle = new CompletableFuture<>();
+    wait.grant().whenComplete((grant, e) -> {
+      if (e != null) {
+        handle.completeExceptionally(e);
+        return;
+      }
+      HeartbeatingHandle h = new HeartbeatingHandle(this, name, owner, grant.token(), grant.ticket());
+      h.startHeartbeats();
+      if (!handle.complete(h)) {
+        h.release(); // the caller cancelled while the grant was being made
+      }
+    });
+    handle.whenComplete((h, e) -> {
+      if (handle.isCancelled()) {
+        wait.cancel();
+      }
+    });
+    return handle;
+  }
+
+  @Override
+  public MutexWait awaitGrant(String name, String owner, Duration timeout) {
+    checkName(name, "mutex name");
+    checkName(owner, "owner");
+    if (timeout != null && timeout.isNegative()) {
+      throw new IllegalArgumentException("timeout must not be negative, got " + timeout);
+    }
+    checkOpen(name);
     return new MutexAcquisition(this, name, owner, timeout).start();
   }
 

@@ -5,20 +5,30 @@ import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.fdb.FdbErrors;
 
 import java.time.Duration;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+
 /**
- * One acquire: try, then wait on the mutex's watcher until granted, timed out or cancelled. While
- * it waits it heartbeats its queue entry; once granted it hands over a {@link HeartbeatingHandle}.
+ * The one wait for a grant, behind both {@link MutexService#acquire} (which wraps the grant in a
+ * {@link HeartbeatingHandle}) and {@link MutexService#awaitGrant} (which hands it over as it is):
+ * try, then wait on the mutex's watcher until granted, timed out or cancelled, heartbeating the
+ * queue entry meanwhile. Every way out of the queue is one transaction, {@code leaveUnlessGranted}.
  */
-final class MutexAcquisition {
+final class MutexAcquisition implements MutexWait {
+  /** A grant, with the ticket of the enqueue that led to it when the owner had to wait. */
+  record Grant(FencingToken token, Versionstamp ticket) {}
+
   private final FdbMutexService service;
   private final String name;
   private final String owner;
   private final Duration timeout;
   private final long deadline;
-  private final CompletableFuture<MutexHandle> result = new CompletableFuture<>();
+  private final CompletableFuture<Grant> result = new CompletableFuture<>();
+  /** Completes once the attempt has finished: out of the queue, or granted (and released if nobody took the grant). */
+  private final CompletableFuture<Void> settled = new CompletableFuture<>();
   private volatile OwnershipWatcher.Waiter waiter;
 
   MutexAcquisition(FdbMutexService service, String name, String owner, Duration timeout) {
@@ -31,31 +41,61 @@ final class MutexAcquisition {
     this.deadline = System.nanoTime() + nanos;
   }
 
-  CompletableFuture<MutexHandle> start() {
-    attempt().whenComplete((handle, e) -> {
+  MutexAcquisition start() {
+    attempt().whenComplete((grant, e) -> {
       if (e != null) {
         result.completeExceptionally(FdbErrors.unwrap(e));
-      } else if (!result.complete(handle)) {
+        settled.complete(null);
+      } else if (result.complete(grant)) {
+        settled.complete(null);
+      } else {
         // Cancelled while the grant was being made: do not leak a held mutex.
-        handle.release();
+        service.release(name, owner, grant.token()).whenComplete((r, x) -> settled.complete(null));
       }
     });
-    result.whenComplete((h, e) -> {
-      OwnershipWatcher.Waiter w = waiter;
-      if (result.isCancelled() && w != null) {
-        w.complete(OwnershipWatcher.Outcome.gaveUp());
-      }
-    });
+    return this;
+  }
+
+  /** The grant, completed on the thread that read it (the watcher's, for a hand-off). */
+  CompletableFuture<Grant> grant() {
     return result;
   }
 
-  private CompletableFuture<MutexHandle> attempt() {
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public String owner() {
+    return owner;
+  }
+
+  @Override
+  public CompletableFuture<FencingToken> granted() {
+    return result.thenApply(Grant::token);
+  }
+
+  @Override
+  public CompletableFuture<Boolean> cancel() {
+    boolean ended = result.completeExceptionally(new CancellationException(
+        "the wait of '" + owner + "' for mutex '" + name + "' was cancelled"));
+    if (ended) {
+      OwnershipWatcher.Waiter w = waiter;
+      if (w != null) {
+        w.complete(OwnershipWatcher.Outcome.gaveUp());
+      }
+    }
+    return settled.thenApply(x -> ended);
+  }
+
+  private CompletableFuture<Grant> attempt() {
     return service.tryAcquire(name, owner).thenCompose(r -> r.isHeld()
-        ? CompletableFuture.completedFuture(newHandle(r.token().get(), null))
+        ? CompletableFuture.completedFuture(new Grant(r.token().get(), null))
         : await(r.ticket().get()));
   }
 
-  private CompletableFuture<MutexHandle> await(Versionstamp ticket) {
+  private CompletableFuture<Grant> await(Versionstamp ticket) {
     long remaining = deadline - System.nanoTime();
     if (remaining <= 0 || result.isDone()) {
       return giveUp(ticket);
@@ -71,15 +111,15 @@ final class MutexAcquisition {
       w.complete(OwnershipWatcher.Outcome.gaveUp());
     }
     keepQueued(w);
-    // A grant is completed by the watcher on the executor's thread that read it: the handle is made
-    // there, without waking another thread. The other outcomes run transactions and may come from
-    // the timer or a caller's thread, so they start on the executor.
+    // A grant is completed by the watcher on the executor's thread that read it: the grant is handed
+    // over there, without waking another thread. The other outcomes run transactions and may come
+    // from the timer or a caller's thread, so they start on the executor.
     return w.thenCompose(outcome -> outcome.kind() == OwnershipWatcher.Kind.GRANTED
-        ? CompletableFuture.completedFuture(newHandle(outcome.owner().token(), ticket))
+        ? CompletableFuture.completedFuture(new Grant(outcome.owner().token(), ticket))
         : CompletableFuture.supplyAsync(() -> afterWait(outcome, ticket), service.executor).thenCompose(f -> f));
   }
 
-  private CompletableFuture<MutexHandle> afterWait(OwnershipWatcher.Outcome outcome, Versionstamp ticket) {
+  private CompletableFuture<Grant> afterWait(OwnershipWatcher.Outcome outcome, Versionstamp ticket) {
     switch (outcome.kind()) {
       case RETRY:
         return attempt();
@@ -108,7 +148,7 @@ final class MutexAcquisition {
         }
       }), service.options().heartbeatInterval().toNanos(), TimeUnit.NANOSECONDS);
       w.whenComplete((o, e) -> beat.cancel(false));
-    } catch (java.util.concurrent.RejectedExecutionException e) {
+    } catch (RejectedExecutionException e) {
       // The scheduler stopped with the service; the watcher fails the wait.
     }
   }
@@ -124,18 +164,12 @@ final class MutexAcquisition {
   }
 
   /** Timed out or cancelled: leave the queue, unless the mutex was granted meanwhile. */
-  private CompletableFuture<MutexHandle> giveUp(Versionstamp ticket) {
+  private CompletableFuture<Grant> giveUp(Versionstamp ticket) {
     return service.leaveUnlessGranted(name, owner).thenApply(granted -> {
       if (granted != null) {
-        return newHandle(granted.token(), ticket);
+        return new Grant(granted.token(), ticket);
       }
       throw new MutexTimeoutException(name, owner, timeout == null ? Duration.ZERO : timeout);
     });
-  }
-
-  private MutexHandle newHandle(FencingToken token, Versionstamp ticket) {
-    HeartbeatingHandle h = new HeartbeatingHandle(service, name, owner, token, ticket);
-    h.startHeartbeats();
-    return h;
   }
 }

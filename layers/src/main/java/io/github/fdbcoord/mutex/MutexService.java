@@ -90,6 +90,17 @@ public interface MutexService extends AutoCloseable {
    */
   CompletableFuture<MutexHandle> acquire(String name, String owner, Duration timeout);
 
+  /**
+   * Waits as {@link #acquire(String, String, Duration)} does (the same queue entry kept alive, the
+   * same timeout, cancellation and one-transaction leave), but hands the grant over without
+   * heartbeating it: for a holder that heartbeats its grant itself, such as a requester on another
+   * node that acquires through the event bus. The wait ends when {@link MutexWait#cancel()} is
+   * called; dropping it keeps the owner queued until the time runs out.
+   *
+   * @param timeout how long to wait; {@code Duration.ZERO} tries once; null waits without limit
+   */
+  MutexWait awaitGrant(String name, String owner, Duration timeout);
+
   /** {@link #acquire(String, String, Duration)} without a time limit. */
   default CompletableFuture<MutexHandle> acquire(String name, String owner) {
     return acquire(name, owner, null);

@@ -8,7 +8,7 @@ public final class MutexTimeoutException extends MutexException {
   private final Duration timeout;
 
   public MutexTimeoutException(String mutex, String caller, Duration timeout) {
-    super(Kind.TIMED_OUT, mutex, "'" + caller + "' did not acquire mutex '" + mutex + "' within " + timeout + " and left its queue");
+    super(Kind.TIMED_OUT, mutex, "'" + caller + "' did not acquire mutex '" + mutex + "' within " + timeout.toMillis() + " ms and left its queue");
     this.caller = caller;
     this.timeout = timeout;
   }

@@ -4,4 +4,7 @@
  * results, events and refusals, and {@link io.github.fdbcoord.mutex.MutexSchema}, the whole key
  * schema. Depends on fdb-java's interfaces only. See docs/mutex.md.
  */
+@API(status = API.Status.EXPERIMENTAL, since = "0.1.0")
 package io.github.fdbcoord.mutex;
+
+import org.apiguardian.api.API;

@@ -1,5 +1,7 @@
 package io.github.fdbcoord.service;
 
+import io.github.fdbcoord.api.FencingToken;
+import io.github.fdbcoord.mutex.MutexService;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
@@ -93,6 +95,28 @@ final class Requests {
       out.add((String) o);
     }
     return out;
+  }
+
+  /** A mutex, owner or host name ({@link MutexService#checkName}'s rules). */
+  static String mutexName(JsonObject body, String field) {
+    try {
+      return MutexService.checkName(requiredString(body, field), field);
+    } catch (IllegalArgumentException e) {
+      throw FailureCodes.badRequest(e.getMessage());
+    }
+  }
+
+  /** A fencing token or event sequence in its hex form, or null when the field is absent. */
+  static FencingToken optionalToken(JsonObject body, String field) {
+    String hex = optionalString(body, field);
+    if (hex == null) {
+      return null;
+    }
+    try {
+      return FencingToken.parse(hex);
+    } catch (IllegalArgumentException e) {
+      throw FailureCodes.badRequest("field '" + field + "': " + e.getMessage());
+    }
   }
 
   static String describe(Object v) {

@@ -7,6 +7,7 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.fields;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.tngtech.archunit.base.DescribedPredicate;
@@ -17,7 +18,12 @@ import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.core.importer.Location;
 import com.tngtech.archunit.lang.ArchRule;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+import org.apiguardian.api.API;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -127,7 +133,7 @@ class ArchitectureTest {
   void theClientNeedsOnlyTheApiVertxCoreAndTheJdk() {
     check(classes().that().resideInAPackage(ROOT + ".client..")
         .should().onlyDependOnClassesThat().resideInAnyPackage(
-            ROOT + ".client..", ROOT + ".api..", "io.vertx.core..", "java..")
+            ROOT + ".client..", ROOT + ".api..", "io.vertx.core..", "java..", "org.apiguardian.api..")
         .because("a client-only node carries vertx-core and the api jar, nothing of the store,"
             + " the engine or the service"));
   }
@@ -137,6 +143,50 @@ class ArchitectureTest {
     check(noClasses().that().resideInAPackage(ROOT + ".cluster..")
         .should().dependOnClassesThat().resideInAnyPackage(EMBEDDED + "..", ROOT + ".service..")
         .because("the cluster manager runs on any store, real or embedded, without the service"));
+  }
+
+  /**
+   * Each package marked {@code @API(status = INTERNAL)} and the packages that may use it: its own
+   * module (and, for the wire format, the service at the other end of it).
+   */
+  private static final Map<String, String[]> INTERNAL_USERS = Map.of(
+      EMBEDDED + ".bytes", new String[] {EMBEDDED + ".."},
+      EMBEDDED + ".client", new String[] {EMBEDDED + ".."},
+      EMBEDDED + ".engine", new String[] {EMBEDDED + ".."},
+      EMBEDDED + ".log", new String[] {EMBEDDED + ".."},
+      EMBEDDED + ".resolver", new String[] {EMBEDDED + ".."},
+      EMBEDDED + ".storage", new String[] {EMBEDDED + ".."},
+      ROOT + ".cluster.impl", new String[] {ROOT + ".cluster.."},
+      ROOT + ".client.wire", new String[] {ROOT + ".client..", ROOT + ".service.."},
+      ROOT + ".coalescing", new String[] {ROOT + ".coalescing..", ROOT + ".allocator..", ROOT + ".interner.."});
+
+  @Test
+  void everyPackageSaysWhetherItIsApiOrInternal() {
+    Set<String> internal = new TreeSet<>();
+    Set<String> unmarked = new TreeSet<>();
+    for (String pkg : mainClasses.stream().map(JavaClass::getPackageName).collect(Collectors.toCollection(TreeSet::new))) {
+      if (pkg.startsWith(ROOT + ".testing")) {
+        continue;
+      }
+      Optional<API> api = mainClasses.getPackage(pkg).tryGetAnnotationOfType(API.class);
+      if (api.isEmpty()) {
+        unmarked.add(pkg);
+      } else if (api.get().status() == API.Status.INTERNAL) {
+        internal.add(pkg);
+      }
+    }
+    assertEquals(Set.of(), unmarked, "packages without @API in their package-info.java");
+    assertEquals(new TreeSet<>(INTERNAL_USERS.keySet()), internal,
+        "the internal packages and the rule's list of who may use them differ");
+  }
+
+  @Test
+  void internalPackagesAreUsedOnlyByTheirOwnModule() {
+    for (Map.Entry<String, String[]> e : INTERNAL_USERS.entrySet()) {
+      check(noClasses().that().resideOutsideOfPackages(e.getValue())
+          .should().dependOnClassesThat().resideInAPackage(e.getKey())
+          .because(e.getKey() + " is @API(status = INTERNAL): it may change in any release"));
+    }
   }
 
   @Test

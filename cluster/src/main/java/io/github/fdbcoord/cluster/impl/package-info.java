@@ -6,4 +6,7 @@
  * (event-bus registrations), {@link io.github.fdbcoord.cluster.impl.Locks} (SharedData locks on the mutex
  * layer), one class per shared-data primitive, the key schema and the store helpers.
  */
+@API(status = API.Status.INTERNAL, since = "0.1.0")
 package io.github.fdbcoord.cluster.impl;
+
+import org.apiguardian.api.API;

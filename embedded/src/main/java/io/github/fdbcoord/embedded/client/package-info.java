@@ -8,4 +8,7 @@
  * {@link io.github.fdbcoord.embedded.client.DatabaseContext}: this package depends on {@code engine} and
  * {@code storage}, never on the root package.
  */
+@API(status = API.Status.INTERNAL, since = "0.1.0")
 package io.github.fdbcoord.embedded.client;
+
+import org.apiguardian.api.API;

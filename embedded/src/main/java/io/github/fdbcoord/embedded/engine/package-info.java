@@ -6,4 +6,7 @@
  * options; depends on {@code log}, {@code storage} and {@code resolver}, never on {@code client} or the
  * root package.
  */
+@API(status = API.Status.INTERNAL, since = "0.1.0")
 package io.github.fdbcoord.embedded.engine;
+
+import org.apiguardian.api.API;

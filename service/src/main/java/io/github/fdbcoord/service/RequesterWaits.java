@@ -1,0 +1,100 @@
+package io.github.fdbcoord.service;
+
+import io.github.fdbcoord.api.FencingToken;
+import io.github.fdbcoord.fdb.FdbErrors;
+import io.github.fdbcoord.mutex.MutexService;
+import io.github.fdbcoord.mutex.MutexWait;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
+import io.vertx.core.json.JsonObject;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+
+/**
+ * The layer's waits ({@link MutexService#awaitGrant}) started for event-bus requesters, with what is
+ * about the event bus alone: each request is answered with why its wait ended (abandoned, the
+ * requester gone, the service stopping), and a requester that sent a liveness address is pinged
+ * there; one whose node no longer has a handler at it abandons its wait.
+ */
+final class RequesterWaits {
+  private final Set<Waiting> waiting = ConcurrentHashMap.newKeySet();
+
+  private static final class Waiting {
+    final MutexWait wait;
+    final String liveness;
+    volatile ReplyException endedBecause;
+
+    Waiting(MutexWait wait, String liveness) {
+      this.wait = wait;
+      this.liveness = liveness;
+    }
+
+    Future<Boolean> end(ReplyException why) {
+      endedBecause = why;
+      return Future.fromCompletionStage(wait.cancel());
+    }
+  }
+
+  /**
+   * Tracks {@code wait} until it ends; the returned future completes with its grant's token, or
+   * fails with the reason it was ended by this class (or the layer's failure).
+   */
+  CompletableFuture<FencingToken> track(MutexWait wait, String liveness) {
+    Waiting w = new Waiting(wait, liveness);
+    waiting.add(w);
+    return wait.granted().whenComplete((token, e) -> waiting.remove(w)).exceptionallyCompose(e -> {
+      Throwable cause = FdbErrors.unwrap(e);
+      return CompletableFuture.failedFuture(cause instanceof CancellationException && w.endedBecause != null
+          ? w.endedBecause : cause);
+    });
+  }
+
+  /** Ends the waits of {@code owner} for mutex {@code name}; completes, with how many, once they left the queue. */
+  Future<Integer> end(String name, String owner, ReplyException why) {
+    List<Future<?>> ended = new ArrayList<>();
+    for (Waiting w : waiting) {
+      if (w.wait.name().equals(name) && w.wait.owner().equals(owner)) {
+        ended.add(w.end(why));
+      }
+    }
+    return Future.join(ended).transform(ar -> Future.succeededFuture(ended.size()));
+  }
+
+  /** Ends every wait, each answered with {@code why.apply(wait)}; completes once they all left their queues. */
+  Future<?> endAll(Function<MutexWait, ReplyException> why) {
+    List<Future<?>> ended = new ArrayList<>();
+    for (Waiting w : waiting) {
+      ended.add(w.end(why.apply(w.wait)));
+    }
+    return Future.join(ended);
+  }
+
+  /**
+   * Pings every requester that gave a liveness address. Only a registration that is gone counts as
+   * the requester's departure: a slow answer (load, a pause) is no proof of death.
+   */
+  void pingRequesters(Vertx vertx, Duration timeout) {
+    for (Waiting w : waiting) {
+      if (w.liveness == null) {
+        continue;
+      }
+      vertx.eventBus().request(w.liveness, new JsonObject(), new DeliveryOptions().setSendTimeout(timeout.toMillis()))
+          .onFailure(e -> {
+            if (e instanceof ReplyException && ((ReplyException) e).failureType() == ReplyFailure.NO_HANDLERS) {
+              w.end(FailureCodes.failure(FailureCodes.CONFLICT, "abandoned", "the node that sent the acquire of mutex '"
+                  + w.wait.name() + "' by '" + w.wait.owner() + "' is gone (" + e.getMessage() + ")"));
+            }
+          });
+    }
+  }
+}
