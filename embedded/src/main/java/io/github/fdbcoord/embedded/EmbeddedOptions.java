@@ -145,7 +145,7 @@ public final class EmbeddedOptions {
    * Whether {@link EmbeddedDatabase#open} first reads every block of the storage's table files and checks its
    * checksum, failing when one is damaged (naming each damaged file). Off by default: RocksDB checks a block
    * when a read needs it, and a read of a damaged block fails with 1522; this finds damage before any read,
-   * at the cost of reading the whole storage (BENCHMARKS.md, "Storage integrity").
+   * at the cost of reading the whole storage (BENCHMARKS.md, "Recovery, integrity and backup").
    */
   public boolean verifyChecksumsAtOpen() {
     return verifyChecksumsAtOpen;
