@@ -233,7 +233,7 @@ public class FdbClusterManager implements ClusterManager {
       String where = storeOptions.dataDirectory() == null ? "in memory" : "on " + storeOptions.dataDirectory();
       log.warn("node " + nodeId + " opens a private embedded store (" + where + "): no node of another JVM can join"
           + " this cluster. To form a cluster across processes, give a FoundationDB cluster file (options"
-          + " {\"store\": \"cluster\", \"clusterFile\": ...}, or FDB_CLUSTER_FILE), or hand one database to the nodes of one JVM.");
+          + " {\"store\": {\"engine\": \"cluster\", \"clusterFile\": ...}}, or FDB_CLUSTER_FILE), or hand one database to the nodes of one JVM.");
     }
     ownedStore = Store.open(storeOptions);
     return ownedStore.database();

@@ -2,15 +2,19 @@ package io.github.fdbcoord.cluster;
 
 import com.apple.foundationdb.Database;
 import io.github.fdbcoord.store.StoreOptions;
+import io.vertx.core.internal.logging.Logger;
+import io.vertx.core.internal.logging.LoggerFactory;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * How an {@link FdbClusterManager} reaches its store and how it keeps its membership. Immutable;
@@ -38,15 +42,19 @@ import java.util.Set;
  * address of the cluster, including the coordination service's. Nodes on several machines need a
  * host they can reach one another on, on a network only they share.
  *
- * <p>JSON form ({@link #FdbClusterManagerOptions(JsonObject)}, {@link #toJson()}):
+ * <p>JSON form ({@link #FdbClusterManagerOptions(JsonObject)}, {@link #toJson()}); the {@code store} section is
+ * the coordination service's (read and written by {@link StoreOptions#fromMap}/{@link StoreOptions#toMap}), and
+ * durations are in milliseconds with the suffix {@code Ms}, as in the service's configuration:
  * <pre>
- * { "store": "embedded" | "cluster",  "dataDirectory": "data",  "clusterFile": "/etc/foundationdb/fdb.cluster",
+ * { "store": {"engine": "embedded" | "cluster", "dataDirectory": "data", "clusterFile": "/etc/foundationdb/fdb.cluster", ...},
  *   "directory": ["fdbcoord", "cluster"], "lockDirectory": ["fdbcoord", "mutex"],
- *   "nodeLeaseMillis": 10000, "heartbeatIntervalMillis": 2000, "reaperIntervalMillis": 1000,
- *   "logRetentionMillis": 60000, "operationTimeoutMillis": 30000,
- *   "failureDetection": true, "suspicionWindowMillis": 500, "drainTimeoutMillis": 5000,
+ *   "nodeLeaseMs": 10000, "heartbeatIntervalMs": 2000, "reaperIntervalMs": 1000,
+ *   "logRetentionMs": 60000, "operationTimeoutMs": 30000,
+ *   "failureDetection": true, "suspicionWindowMs": 500, "drainTimeoutMs": 5000,
  *   "eventBusHost": "127.0.0.1" }
  * </pre>
+ * The earlier form ({@code "store": "embedded"} with {@code dataDirectory} and {@code clusterFile} beside it, and
+ * durations ending in {@code Millis}) is still read, for this release only, with a warning naming the new key.
  */
 public final class FdbClusterManagerOptions {
   /** Beside the coordination service's layers (its {@code rootDirectory} is {@code ["fdbcoord"]} by default). */
@@ -57,9 +65,25 @@ public final class FdbClusterManagerOptions {
   /** Where the clustered event bus listens by default: this machine only (see the class comment). */
   public static final String DEFAULT_EVENT_BUS_HOST = "127.0.0.1";
 
-  private static final Set<String> KEYS = Set.of("store", "dataDirectory", "clusterFile", "directory", "lockDirectory",
-      "nodeLeaseMillis", "heartbeatIntervalMillis", "reaperIntervalMillis", "logRetentionMillis", "operationTimeoutMillis",
-      "failureDetection", "suspicionWindowMillis", "drainTimeoutMillis", "eventBusHost");
+  private static final Logger log = LoggerFactory.getLogger(FdbClusterManagerOptions.class);
+
+  private static final Set<String> KEYS = Set.of("store", "directory", "lockDirectory", "nodeLeaseMs",
+      "heartbeatIntervalMs", "reaperIntervalMs", "logRetentionMs", "operationTimeoutMs", "failureDetection",
+      "suspicionWindowMs", "drainTimeoutMs", "eventBusHost");
+
+  /** Keys of the earlier form, read for one more release: each old key and the key that replaced it. */
+  private static final Map<String, String> RENAMED = renamed();
+
+  private static Map<String, String> renamed() {
+    Map<String, String> renamed = new LinkedHashMap<>();
+    for (String duration : List.of("nodeLease", "heartbeatInterval", "reaperInterval", "logRetention",
+        "operationTimeout", "suspicionWindow", "drainTimeout")) {
+      renamed.put(duration + "Millis", duration + "Ms");
+    }
+    renamed.put("dataDirectory", "store.dataDirectory");
+    renamed.put("clusterFile", "store.clusterFile");
+    return Map.copyOf(renamed);
+  }
 
   /**
    * The shortest heartbeat interval accepted: a heartbeat is a store round trip (a few milliseconds,
@@ -116,45 +140,39 @@ public final class FdbClusterManagerOptions {
     this(fromJson(json));
   }
 
-  private static Builder fromJson(JsonObject json) {
-    for (String key : json.fieldNames()) {
-      if (!KEYS.contains(key)) {
-        throw new IllegalArgumentException("unknown cluster manager option '" + key + "' (known: " + new java.util.TreeSet<>(KEYS) + ")");
+  private static Builder fromJson(JsonObject given) {
+    for (String key : given.fieldNames()) {
+      if (!KEYS.contains(key) && !RENAMED.containsKey(key)) {
+        throw new IllegalArgumentException("unknown cluster manager option '" + key + "' (known: " + new TreeSet<>(KEYS) + ")");
       }
     }
+    JsonObject json = withCurrentKeys(given);
     Builder b = builder();
-    String store = string(json, "store", "embedded");
-    switch (store) {
-      case "embedded" -> {
-        String dir = string(json, "dataDirectory", null);
-        b.storeOptions(dir == null ? StoreOptions.embeddedInMemory() : StoreOptions.embedded(Path.of(dir)));
-      }
-      case "cluster" -> {
-        String file = string(json, "clusterFile", null);
-        b.storeOptions(StoreOptions.cluster(file == null ? null : Path.of(file)));
-      }
-      default -> throw new IllegalArgumentException("store must be \"embedded\" or \"cluster\", got \"" + store + "\"");
+    Object store = json.getValue("store");
+    if (store != null && !(store instanceof JsonObject)) {
+      throw new IllegalArgumentException("store must be an object such as {\"engine\": \"embedded\"}, got " + store);
     }
+    b.storeOptions(StoreOptions.fromMap(store == null ? null : ((JsonObject) store).getMap()));
     if (json.containsKey("directory")) {
       b.directory(path(json, "directory"));
     }
     if (json.containsKey("lockDirectory")) {
       b.lockDirectory(path(json, "lockDirectory"));
     }
-    if (json.containsKey("nodeLeaseMillis")) {
-      b.nodeLease(millis(json, "nodeLeaseMillis"));
+    if (json.containsKey("nodeLeaseMs")) {
+      b.nodeLease(millis(json, "nodeLeaseMs"));
     }
-    if (json.containsKey("heartbeatIntervalMillis")) {
-      b.heartbeatInterval(millis(json, "heartbeatIntervalMillis"));
+    if (json.containsKey("heartbeatIntervalMs")) {
+      b.heartbeatInterval(millis(json, "heartbeatIntervalMs"));
     }
-    if (json.containsKey("reaperIntervalMillis")) {
-      b.reaperInterval(millis(json, "reaperIntervalMillis"));
+    if (json.containsKey("reaperIntervalMs")) {
+      b.reaperInterval(millis(json, "reaperIntervalMs"));
     }
-    if (json.containsKey("logRetentionMillis")) {
-      b.logRetention(millis(json, "logRetentionMillis"));
+    if (json.containsKey("logRetentionMs")) {
+      b.logRetention(millis(json, "logRetentionMs"));
     }
-    if (json.containsKey("operationTimeoutMillis")) {
-      b.operationTimeout(millis(json, "operationTimeoutMillis"));
+    if (json.containsKey("operationTimeoutMs")) {
+      b.operationTimeout(millis(json, "operationTimeoutMs"));
     }
     if (json.containsKey("failureDetection")) {
       Object v = json.getValue("failureDetection");
@@ -163,17 +181,58 @@ public final class FdbClusterManagerOptions {
       }
       b.failureDetection(on);
     }
-    if (json.containsKey("suspicionWindowMillis")) {
-      b.suspicionWindow(millis(json, "suspicionWindowMillis"));
+    if (json.containsKey("suspicionWindowMs")) {
+      b.suspicionWindow(millis(json, "suspicionWindowMs"));
     }
-    if (json.containsKey("drainTimeoutMillis")) {
-      b.drainTimeout(millis(json, "drainTimeoutMillis"));
+    if (json.containsKey("drainTimeoutMs")) {
+      b.drainTimeout(millis(json, "drainTimeoutMs"));
     }
     if (json.containsKey("eventBusHost")) {
       b.eventBusHost(string(json, "eventBusHost", DEFAULT_EVENT_BUS_HOST));
     }
     b.validate();
     return b;
+  }
+
+  /**
+   * {@code json} with each key of the earlier form moved to its current one, logging a warning that names the
+   * current key; giving both is refused (which one was meant is unknown).
+   */
+  private static JsonObject withCurrentKeys(JsonObject given) {
+    JsonObject json = given.copy();
+    if (json.getValue("store") instanceof String engine) {
+      log.warn("cluster manager option \"store\": \"" + engine + "\" is deprecated and will be removed in the next"
+          + " release: use \"store\": {\"engine\": \"" + engine + "\"} (store.engine)");
+      json.put("store", new JsonObject().put("engine", engine));
+    }
+    for (Map.Entry<String, String> renamed : RENAMED.entrySet()) {
+      String old = renamed.getKey();
+      if (!json.containsKey(old)) {
+        continue;
+      }
+      String current = renamed.getValue();
+      Object value = json.remove(old);
+      log.warn("cluster manager option '" + old + "' is deprecated and will be removed in the next release: use '"
+          + current + "'");
+      JsonObject section = json;
+      String key = current;
+      if (current.startsWith("store.")) {
+        if (json.getValue("store") == null) {
+          json.put("store", new JsonObject());
+        }
+        if (!(json.getValue("store") instanceof JsonObject store)) {
+          continue;
+        }
+        section = store;
+        key = current.substring("store.".length());
+      }
+      if (section.containsKey(key)) {
+        throw new IllegalArgumentException("cluster manager options '" + old + "' and '" + current
+            + "' are the same option: give only '" + current + "'");
+      }
+      section.put(key, value);
+    }
+    return json;
   }
 
   /** A builder with the defaults. */
@@ -207,28 +266,17 @@ public final class FdbClusterManagerOptions {
 
   /** The JSON form; a handed-in {@link Database} has none and is left out. */
   public JsonObject toJson() {
-    JsonObject json = new JsonObject();
-    if (storeOptions.engine() == StoreOptions.Engine.CLUSTER) {
-      json.put("store", "cluster");
-      if (storeOptions.clusterFile() != null) {
-        json.put("clusterFile", storeOptions.clusterFile().toString());
-      }
-    } else {
-      json.put("store", "embedded");
-      if (storeOptions.dataDirectory() != null) {
-        json.put("dataDirectory", storeOptions.dataDirectory().toString());
-      }
-    }
+    JsonObject json = new JsonObject().put("store", new JsonObject(storeOptions.toMap()));
     return json.put("directory", new JsonArray(new ArrayList<>(directory)))
         .put("lockDirectory", new JsonArray(new ArrayList<>(lockDirectory)))
-        .put("nodeLeaseMillis", nodeLease.toMillis())
-        .put("heartbeatIntervalMillis", heartbeatInterval.toMillis())
-        .put("reaperIntervalMillis", reaperInterval.toMillis())
-        .put("logRetentionMillis", logRetention.toMillis())
-        .put("operationTimeoutMillis", operationTimeout.toMillis())
+        .put("nodeLeaseMs", nodeLease.toMillis())
+        .put("heartbeatIntervalMs", heartbeatInterval.toMillis())
+        .put("reaperIntervalMs", reaperInterval.toMillis())
+        .put("logRetentionMs", logRetention.toMillis())
+        .put("operationTimeoutMs", operationTimeout.toMillis())
         .put("failureDetection", failureDetection)
-        .put("suspicionWindowMillis", suspicionWindow.toMillis())
-        .put("drainTimeoutMillis", drainTimeout.toMillis())
+        .put("suspicionWindowMs", suspicionWindow.toMillis())
+        .put("drainTimeoutMs", drainTimeout.toMillis())
         .put("eventBusHost", eventBusHost);
   }
 

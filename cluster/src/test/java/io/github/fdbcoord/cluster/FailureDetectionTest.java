@@ -326,14 +326,14 @@ class FailureDetectionTest {
         .suspicionWindow(Duration.ofMillis(100)).build());
     assertTrue(ratio.getMessage().contains("2 x heartbeatInterval + reaperInterval (400 ms)"), ratio.getMessage());
     IllegalArgumentException window = assertThrows(IllegalArgumentException.class, () -> new FdbClusterManagerOptions(
-        new io.vertx.core.json.JsonObject().put("nodeLeaseMillis", 1000).put("heartbeatIntervalMillis", 200)
-            .put("reaperIntervalMillis", 100).put("logRetentionMillis", 10000).put("suspicionWindowMillis", 1000)));
+        new io.vertx.core.json.JsonObject().put("nodeLeaseMs", 1000).put("heartbeatIntervalMs", 200)
+            .put("reaperIntervalMs", 100).put("logRetentionMs", 10000).put("suspicionWindowMs", 1000)));
     assertTrue(window.getMessage().contains("suspicionWindow"), window.getMessage());
     IllegalArgumentException drain = assertThrows(IllegalArgumentException.class, () -> new FdbClusterManagerOptions(
-        new io.vertx.core.json.JsonObject().put("drainTimeoutMillis", 0)));
-    assertTrue(drain.getMessage().contains("drainTimeoutMillis"), drain.getMessage());
+        new io.vertx.core.json.JsonObject().put("drainTimeoutMs", 0)));
+    assertTrue(drain.getMessage().contains("drainTimeoutMs"), drain.getMessage());
     assertEquals(Duration.ofMillis(1500), new FdbClusterManagerOptions(
-        new io.vertx.core.json.JsonObject().put("drainTimeoutMillis", 1500)).drainTimeout());
+        new io.vertx.core.json.JsonObject().put("drainTimeoutMs", 1500)).drainTimeout());
     FdbClusterManagerOptions smallest = FdbClusterManagerOptions.builder().nodeLease(Duration.ofMillis(100))
         .heartbeatInterval(Duration.ofMillis(40)).reaperInterval(Duration.ofMillis(20)).suspicionWindow(Duration.ofMillis(50)).build();
     assertEquals(Duration.ofMillis(100), smallest.nodeLease());

@@ -398,20 +398,22 @@ class FdbClusterManagerTest {
   @Test
   void optionsRoundTripThroughJsonAndBadOptionsAreRefusedClearly() {
     FdbClusterManagerOptions o = new FdbClusterManagerOptions(new JsonObject()
-        .put("store", "embedded").put("dataDirectory", "/tmp/x")
+        .put("store", new JsonObject().put("engine", "embedded").put("dataDirectory", "/tmp/x"))
         .put("directory", new io.vertx.core.json.JsonArray().add("a").add("b"))
-        .put("nodeLeaseMillis", 4000).put("heartbeatIntervalMillis", 500).put("reaperIntervalMillis", 250)
-        .put("logRetentionMillis", 20000));
+        .put("nodeLeaseMs", 4000).put("heartbeatIntervalMs", 500).put("reaperIntervalMs", 250)
+        .put("logRetentionMs", 20000));
     assertEquals(List.of("a", "b"), o.directory());
     assertEquals(Duration.ofSeconds(4), o.nodeLease());
     assertEquals(o.toJson(), new FdbClusterManagerOptions(o.toJson()).toJson());
-    assertEquals("cluster", new FdbClusterManagerOptions(new JsonObject().put("store", "cluster")).toJson().getString("store"));
+    assertEquals("cluster", new FdbClusterManagerOptions(new JsonObject().put("store", new JsonObject().put("engine", "cluster")))
+        .toJson().getJsonObject("store").getString("engine"));
 
     IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class,
         () -> new FdbClusterManagerOptions(new JsonObject().put("nodeLease", 5)));
     assertTrue(unknown.getMessage().contains("nodeLease"), unknown.getMessage());
-    assertThrows(IllegalArgumentException.class, () -> new FdbClusterManagerOptions(new JsonObject().put("store", "zookeeper")));
-    assertThrows(IllegalArgumentException.class, () -> new FdbClusterManagerOptions(new JsonObject().put("nodeLeaseMillis", "ten")));
+    assertThrows(IllegalArgumentException.class, () -> new FdbClusterManagerOptions(new JsonObject()
+        .put("store", new JsonObject().put("engine", "zookeeper"))));
+    assertThrows(IllegalArgumentException.class, () -> new FdbClusterManagerOptions(new JsonObject().put("nodeLeaseMs", "ten")));
     IllegalArgumentException hb = assertThrows(IllegalArgumentException.class, () ->
         FdbClusterManagerOptions.builder().nodeLease(Duration.ofSeconds(1)).heartbeatInterval(Duration.ofSeconds(1)).build());
     assertTrue(hb.getMessage().contains("heartbeatInterval"), hb.getMessage());
@@ -419,10 +421,10 @@ class FdbClusterManagerTest {
         () -> FdbClusterManagerOptions.builder().nodeLease(Duration.ZERO));
     assertTrue(zero.getMessage().contains("nodeLease must be positive"), zero.getMessage());
     IllegalArgumentException negative = assertThrows(IllegalArgumentException.class,
-        () -> new FdbClusterManagerOptions(new JsonObject().put("reaperIntervalMillis", -1)));
-    assertTrue(negative.getMessage().contains("reaperIntervalMillis") && negative.getMessage().contains("> 0"), negative.getMessage());
+        () -> new FdbClusterManagerOptions(new JsonObject().put("reaperIntervalMs", -1)));
+    assertTrue(negative.getMessage().contains("reaperIntervalMs") && negative.getMessage().contains("> 0"), negative.getMessage());
     IllegalArgumentException retention = assertThrows(IllegalArgumentException.class,
-        () -> new FdbClusterManagerOptions(new JsonObject().put("nodeLeaseMillis", 10000).put("logRetentionMillis", 15000)));
+        () -> new FdbClusterManagerOptions(new JsonObject().put("nodeLeaseMs", 10000).put("logRetentionMs", 15000)));
     assertTrue(retention.getMessage().contains("logRetention") && retention.getMessage().contains("twice nodeLease"), retention.getMessage());
     IllegalArgumentException emptyDir = assertThrows(IllegalArgumentException.class,
         () -> new FdbClusterManagerOptions(new JsonObject().put("directory", new io.vertx.core.json.JsonArray())));

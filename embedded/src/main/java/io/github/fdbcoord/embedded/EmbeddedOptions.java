@@ -3,6 +3,7 @@ package io.github.fdbcoord.embedded;
 import io.github.fdbcoord.embedded.engine.ApplyObserver;
 import io.github.fdbcoord.embedded.engine.EngineConfig;
 import io.github.fdbcoord.embedded.log.FileLayer;
+import io.github.fdbcoord.store.StoreOptions;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -17,49 +18,33 @@ import java.util.concurrent.Executor;
  */
 public final class EmbeddedOptions {
   /** The default of {@link #minFreeSpaceBytes()}: 100 MiB. */
-  public static final long DEFAULT_MIN_FREE_SPACE_BYTES = io.github.fdbcoord.store.StoreOptions.DEFAULT_MIN_FREE_SPACE_BYTES;
-
-  private final Path dataDirectory;
-  private final Duration readLatency;
-  private final Duration commitLatency;
-  private final Executor executor;
-  private final long compactAfterLogBytes;
-  private final FileLayer files;
-  private final long storageCacheBytes;
-  private final long storageWriteBufferBytes;
-  private final Path storageDirectory;
-  private final long maxUnappliedBytes;
-  private final long rowCacheBytes;
-  private final long minFreeSpaceBytes;
-  private final ApplyObserver applyObserver;
-  private final boolean verifyChecksumsAtOpen;
-  private final Duration scrubInterval;
-  private final long scrubBytesPerSecond;
+  public static final long DEFAULT_MIN_FREE_SPACE_BYTES = StoreOptions.DEFAULT_MIN_FREE_SPACE_BYTES;
 
   /** The default of {@link #scrubBytesPerSecond()}: 16 MiB/s. */
-  public static final long DEFAULT_SCRUB_BYTES_PER_SECOND = io.github.fdbcoord.store.StoreOptions.DEFAULT_SCRUB_BYTES_PER_SECOND;
+  public static final long DEFAULT_SCRUB_BYTES_PER_SECOND = StoreOptions.DEFAULT_SCRUB_BYTES_PER_SECOND;
 
-  private EmbeddedOptions(Builder b) {
-    this.verifyChecksumsAtOpen = b.verifyChecksumsAtOpen;
-    this.scrubInterval = b.scrubInterval;
-    this.scrubBytesPerSecond = b.scrubBytesPerSecond;
-    this.applyObserver = b.applyObserver;
-    this.minFreeSpaceBytes = b.minFreeSpaceBytes;
-    this.storageCacheBytes = b.storageCacheBytes;
-    this.storageWriteBufferBytes = b.storageWriteBufferBytes;
-    this.storageDirectory = b.storageDirectory;
-    this.maxUnappliedBytes = b.maxUnappliedBytes;
-    this.rowCacheBytes = b.rowCacheBytes;
-    this.dataDirectory = b.dataDirectory;
-    this.readLatency = b.readLatency;
-    this.commitLatency = b.commitLatency;
-    this.executor = b.executor;
-    this.compactAfterLogBytes = b.compactAfterLogBytes;
-    this.files = b.files;
+  // The engine's own record holds every setting but the executor, so none is copied from these options to it.
+  private final EngineConfig config;
+  private final Executor executor;
+
+  private EmbeddedOptions(EngineConfig config, Executor executor) {
+    this.config = config;
+    this.executor = executor;
   }
 
   public static Builder builder() {
     return new Builder();
+  }
+
+  /**
+   * A builder starting from what {@code store} says of this engine (engine {@link StoreOptions.Engine#EMBEDDED}):
+   * its data directory, latency (reads and commits), storage cache, disk-space reserve and integrity checks.
+   */
+  public static Builder builder(StoreOptions store) {
+    return builder().dataDirectory(store.dataDirectory()).latency(store.latency())
+        .storageCacheBytes(store.storageCacheBytes()).minFreeSpaceBytes(store.minFreeSpaceBytes())
+        .verifyChecksumsAtOpen(store.verifyChecksumsAtOpen()).scrubInterval(store.scrubInterval())
+        .scrubBytesPerSecond(store.scrubBytesPerSecond());
   }
 
   /** In memory, no latency, default executor. */
@@ -74,17 +59,17 @@ public final class EmbeddedOptions {
 
   /** The data directory, or null when the engine runs in memory. */
   public Path dataDirectory() {
-    return dataDirectory;
+    return config.dataDirectory();
   }
 
   /** Delay added to every read that goes to storage (get, getKey, each range batch, read version). */
   public Duration readLatency() {
-    return readLatency;
+    return Duration.ofNanos(config.readLatencyNanos());
   }
 
   /** Delay added to every commit, before it is resolved. */
   public Duration commitLatency() {
-    return commitLatency;
+    return Duration.ofNanos(config.commitLatencyNanos());
   }
 
   /** The default executor of transactions, or null for the engine's own cached thread pool. */
@@ -97,12 +82,12 @@ public final class EmbeddedOptions {
    * this many bytes (the most a restart replays, plus the last few seconds of commits).
    */
   public long compactAfterLogBytes() {
-    return compactAfterLogBytes;
+    return config.compactAfterLogBytes();
   }
 
   /** RocksDB's block cache (off-heap), which also holds its index and filter blocks. */
   public long storageCacheBytes() {
-    return storageCacheBytes;
+    return config.storageCacheBytes();
   }
 
   /**
@@ -110,12 +95,12 @@ public final class EmbeddedOptions {
    * into RocksDB. 0 turns it off.
    */
   public long rowCacheBytes() {
-    return rowCacheBytes;
+    return config.rowCacheBytes();
   }
 
   /** RocksDB's memtable size (off-heap; up to three exist at once). */
   public long storageWriteBufferBytes() {
-    return storageWriteBufferBytes;
+    return config.storageWriteBufferBytes();
   }
 
   /**
@@ -123,7 +108,7 @@ public final class EmbeddedOptions {
    * the storage behind it) exceed this many bytes of log records: the heap they take stays bounded.
    */
   public long maxUnappliedBytes() {
-    return maxUnappliedBytes;
+    return config.maxUnappliedBytes();
   }
 
   /**
@@ -133,12 +118,12 @@ public final class EmbeddedOptions {
    * 100 MB): an engine that ran into a full disk would stop until restarted. 0 turns the check off.
    */
   public long minFreeSpaceBytes() {
-    return minFreeSpaceBytes;
+    return config.minFreeSpaceBytes();
   }
 
-  /** Where RocksDB keeps the state below the MVCC window: {@code storage} in the data directory unless a test moved it. */
+  /** Where RocksDB keeps the state below the MVCC window (the data directory unless a test moved it); null in memory. */
   public Path storageDirectory() {
-    return storageDirectory != null ? storageDirectory : dataDirectory;
+    return config.storageDirectory();
   }
 
   /**
@@ -148,7 +133,7 @@ public final class EmbeddedOptions {
    * at the cost of reading the whole storage (BENCHMARKS.md, "Recovery, integrity and backup").
    */
   public boolean verifyChecksumsAtOpen() {
-    return verifyChecksumsAtOpen;
+    return config.verifyChecksumsAtOpen();
   }
 
   /**
@@ -157,25 +142,22 @@ public final class EmbeddedOptions {
    * ({@link EmbeddedDatabase#storageDamage()}, logged once).
    */
   public Duration scrubInterval() {
-    return scrubInterval;
+    return Duration.ofNanos(config.scrubIntervalNanos());
   }
 
   /** The most bytes per second the background scrub reads, on average over a file. */
   public long scrubBytesPerSecond() {
-    return scrubBytesPerSecond;
+    return config.scrubBytesPerSecond();
   }
 
   /** What the data directory's files are read and written through (tests put a non-durable file system here). */
   public FileLayer files() {
-    return files;
+    return config.files();
   }
 
   /** What the engine needs of these options. */
   EngineConfig engineConfig() {
-    return new EngineConfig(dataDirectory, dataDirectory == null ? null : storageDirectory(), files,
-        readLatency.toNanos(), commitLatency.toNanos(), compactAfterLogBytes, storageCacheBytes,
-        storageWriteBufferBytes, rowCacheBytes, maxUnappliedBytes, minFreeSpaceBytes, applyObserver,
-        verifyChecksumsAtOpen, scrubInterval.toNanos(), scrubBytesPerSecond);
+    return config;
   }
 
   /** Builds {@link EmbeddedOptions}; every setting has a default. */
@@ -186,7 +168,7 @@ public final class EmbeddedOptions {
     private Executor executor;
     private long compactAfterLogBytes = 64L << 20;
     private FileLayer files = FileLayer.NIO;
-    private long storageCacheBytes = 64L << 20;
+    private long storageCacheBytes = StoreOptions.DEFAULT_STORAGE_CACHE_BYTES;
     private long storageWriteBufferBytes = 32L << 20;
     private Path storageDirectory;
     private long maxUnappliedBytes = 256L << 20;
@@ -311,7 +293,11 @@ public final class EmbeddedOptions {
     }
 
     public EmbeddedOptions build() {
-      return new EmbeddedOptions(this);
+      Path storage = dataDirectory == null ? null : storageDirectory != null ? storageDirectory : dataDirectory;
+      return new EmbeddedOptions(new EngineConfig(dataDirectory, storage, files, readLatency.toNanos(),
+          commitLatency.toNanos(), compactAfterLogBytes, storageCacheBytes, storageWriteBufferBytes, rowCacheBytes,
+          maxUnappliedBytes, minFreeSpaceBytes, applyObserver, verifyChecksumsAtOpen, scrubInterval.toNanos(),
+          scrubBytesPerSecond), executor);
     }
 
     private static Duration requireNonNegative(Duration d, String name) {

@@ -10,13 +10,6 @@ import java.util.concurrent.Executor;
 public final class EmbeddedStoreEngine implements EmbeddedEngine {
   @Override
   public Database open(StoreOptions options, Executor executor) {
-    EmbeddedOptions.Builder builder = EmbeddedOptions.builder().latency(options.latency()).executor(executor)
-        .storageCacheBytes(options.storageCacheBytes()).minFreeSpaceBytes(options.minFreeSpaceBytes())
-        .verifyChecksumsAtOpen(options.verifyChecksumsAtOpen()).scrubInterval(options.scrubInterval())
-        .scrubBytesPerSecond(options.scrubBytesPerSecond());
-    if (options.dataDirectory() != null) {
-      builder.dataDirectory(options.dataDirectory());
-    }
-    return EmbeddedDatabase.open(builder.build());
+    return EmbeddedDatabase.open(EmbeddedOptions.builder(options).executor(executor).build());
   }
 }

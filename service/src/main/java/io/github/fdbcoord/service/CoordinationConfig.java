@@ -6,7 +6,6 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 import java.net.InetAddress;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -22,9 +21,9 @@ import java.util.Set;
  *
  * <pre>
  * {
- *   "store": {"engine": "embedded", "dataDirectory": null, "clusterFile": null, "storageCacheBytes": 67108864,
- *             "minFreeSpaceBytes": 104857600, "verifyChecksumsAtOpen": false, "scrubIntervalMs": 0,
- *             "scrubBytesPerSecond": 16777216},
+ *   "store": {"engine": "embedded", "dataDirectory": null, "clusterFile": null, "latencyMs": 0,
+ *             "storageCacheBytes": 67108864, "minFreeSpaceBytes": 104857600, "verifyChecksumsAtOpen": false,
+ *             "scrubIntervalMs": 0, "scrubBytesPerSecond": 16777216},
  *   "rootDirectory": ["fdbcoord"],
  *   "addressPrefix": "fdb",
  *   "workerPoolSize": 8,
@@ -69,8 +68,7 @@ public final class CoordinationConfig {
 
   private CoordinationConfig(JsonObject json) {
     this.json = json.copy();
-    JsonObject storeJson = object(json, "store");
-    this.store = storeOptions(storeJson);
+    this.store = storeOptions(object(json, "store"));
     this.rootDirectory = stringList(json, "rootDirectory", List.of("fdbcoord"));
     this.addressPrefix = string(json, "addressPrefix", WireProtocol.DEFAULT_PREFIX);
     if (addressPrefix.isEmpty()) {
@@ -341,33 +339,16 @@ public final class CoordinationConfig {
     return false;
   }
 
+  /**
+   * The store section, read by the store module's one reader of it (the cluster manager's options use the same);
+   * its keys are first checked here so that a misspelt one is answered with the nearest known key.
+   */
   private StoreOptions storeOptions(JsonObject store) {
-    String engine = string(store, "store.engine", "engine", "embedded");
-    String dataDirectory = string(store, "store.dataDirectory", "dataDirectory", null);
-    String clusterFile = string(store, "store.clusterFile", "clusterFile", null);
-    long latencyMs = longValue(store, "store.latencyMs", "latencyMs", 0, 0, 60_000);
-    long storageCacheBytes = longValue(store, "store.storageCacheBytes", "storageCacheBytes",
-        StoreOptions.DEFAULT_STORAGE_CACHE_BYTES, 1L << 20, 1L << 40);
-    long minFreeSpaceBytes = longValue(store, "store.minFreeSpaceBytes", "minFreeSpaceBytes",
-        StoreOptions.DEFAULT_MIN_FREE_SPACE_BYTES, 0, Long.MAX_VALUE);
-    boolean verifyChecksumsAtOpen = bool(store, "store.verifyChecksumsAtOpen", "verifyChecksumsAtOpen", false);
-    long scrubIntervalMs = longValue(store, "store.scrubIntervalMs", "scrubIntervalMs", 0, 0, Long.MAX_VALUE / 1_000_000);
-    long scrubBytesPerSecond = longValue(store, "store.scrubBytesPerSecond", "scrubBytesPerSecond",
-        StoreOptions.DEFAULT_SCRUB_BYTES_PER_SECOND, 1L << 10, 1L << 40);
-    StoreOptions options;
-    switch (engine) {
-      case "embedded":
-        options = dataDirectory == null ? StoreOptions.embeddedInMemory() : StoreOptions.embedded(Path.of(dataDirectory));
-        break;
-      case "cluster":
-        options = StoreOptions.cluster(clusterFile == null ? null : Path.of(clusterFile));
-        break;
-      default:
-        throw new IllegalArgumentException("store.engine must be \"embedded\" or \"cluster\", got \"" + engine + "\"");
+    for (String key : StoreOptions.KEYS) {
+      known.add("store." + key);
     }
-    options = options.withStorageCacheBytes(storageCacheBytes).withMinFreeSpaceBytes(minFreeSpaceBytes)
-        .withIntegrityChecks(verifyChecksumsAtOpen, Duration.ofMillis(scrubIntervalMs), scrubBytesPerSecond);
-    return latencyMs == 0 ? options : options.withLatency(Duration.ofMillis(latencyMs));
+    refuseUnknownKeys(store, "store.");
+    return StoreOptions.fromMap(store.getMap());
   }
 
   private JsonObject object(JsonObject json, String key) {

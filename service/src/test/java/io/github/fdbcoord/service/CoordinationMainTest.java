@@ -103,14 +103,20 @@ class CoordinationMainTest {
 
     // The cluster section is checked by the cluster manager's options, enabled or not.
     Path cluster = Files.writeString(dir.resolve("cluster.json"),
-        "{\"cluster\": {\"enabled\": false, \"nodeLeaseMilis\": 5000}}");
+        "{\"cluster\": {\"enabled\": false, \"nodeLeasMs\": 5000}}");
     var c = assertThrows(CoordinationMain.CommandLineException.class,
         () -> CoordinationMain.configuration(new String[] {cluster.toString()}));
-    assertTrue(c.getMessage().contains("nodeLeaseMilis"), c.getMessage());
+    assertTrue(c.getMessage().contains("nodeLeasMs"), c.getMessage());
     Path fine = Files.writeString(dir.resolve("fine.json"),
-        "{\"cluster\": {\"enabled\": false, \"nodeLeaseMillis\": 5000}}");
+        "{\"cluster\": {\"enabled\": false, \"nodeLeaseMs\": 5000}}");
     assertEquals(5000, CoordinationMain.configuration(new String[] {fine.toString()})
-        .getJsonObject("cluster").getInteger("nodeLeaseMillis"));
+        .getJsonObject("cluster").getInteger("nodeLeaseMs"));
+    // The cluster manager's earlier key still configures the lease, for one release (it logs a warning).
+    Path earlier = Files.writeString(dir.resolve("earlier.json"),
+        "{\"cluster\": {\"enabled\": false, \"nodeLeaseMillis\": 5000}}");
+    JsonObject earlierConfig = CoordinationMain.configuration(new String[] {earlier.toString()});
+    assertEquals(java.time.Duration.ofSeconds(5), CoordinationMain.clusterOptions(earlierConfig.getJsonObject("cluster"),
+        CoordinationConfig.from(earlierConfig), null).nodeLease());
   }
 
   @Test

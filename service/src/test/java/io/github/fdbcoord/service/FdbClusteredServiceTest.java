@@ -41,8 +41,8 @@ class FdbClusteredServiceTest {
     db = EmbeddedDatabase.inMemory();
     config = ServiceFixture.baseConfig();
     config.getJsonObject("http").put("enabled", false);
-    JsonObject cluster = new JsonObject().put("enabled", true).put("nodeLeaseMillis", 3000)
-        .put("heartbeatIntervalMillis", 300).put("reaperIntervalMillis", 100).put("logRetentionMillis", 10_000);
+    JsonObject cluster = new JsonObject().put("enabled", true).put("nodeLeaseMs", 3000)
+        .put("heartbeatIntervalMs", 300).put("reaperIntervalMs", 100).put("logRetentionMs", 10_000);
     CoordinationConfig c = CoordinationConfig.from(config);
     nodeA = await(Vertx.builder().withClusterManager(new FdbClusterManager(CoordinationMain.clusterOptions(cluster, c, db)))
         .buildClustered());

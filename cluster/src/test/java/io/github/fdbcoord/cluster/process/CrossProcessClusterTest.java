@@ -54,13 +54,12 @@ class CrossProcessClusterTest {
     String run = "cross-process-" + UUID.randomUUID();
     options = Files.createTempFile("fdb-cluster-", ".json");
     Files.writeString(options, new JsonObject()
-        .put("store", "cluster")
-        .put("clusterFile", clusterFile.toString())
+        .put("store", new JsonObject().put("engine", "cluster").put("clusterFile", clusterFile.toString()))
         .put("directory", new JsonArray().add("fdb-coord-test").add(run))
         .put("lockDirectory", new JsonArray().add("fdb-coord-test").add(run + "-locks"))
-        .put("nodeLeaseMillis", LEASE.toMillis())
-        .put("heartbeatIntervalMillis", HEARTBEAT.toMillis())
-        .put("reaperIntervalMillis", 250)
+        .put("nodeLeaseMs", LEASE.toMillis())
+        .put("heartbeatIntervalMs", HEARTBEAT.toMillis())
+        .put("reaperIntervalMs", 250)
         .encode());
     a = NodeProcess.start("node-a", options);
     b = NodeProcess.start("node-b", options);

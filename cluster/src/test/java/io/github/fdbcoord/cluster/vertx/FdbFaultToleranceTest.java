@@ -47,13 +47,12 @@ public class FdbFaultToleranceTest extends io.vertx.tests.eventbus.FaultToleranc
     config = Files.createTempFile("fdb-cluster-", ".json");
     // Leases as SharedStore's: the survivors must see the killed nodes leave within the suite's waits.
     Files.writeString(config, new JsonObject()
-        .put("store", "cluster")
-        .put("clusterFile", SharedFdb.clusterFile().toString())
+        .put("store", new JsonObject().put("engine", "cluster").put("clusterFile", SharedFdb.clusterFile().toString()))
         .put("directory", new JsonArray().add("fdb-coord-test").add(run))
         .put("lockDirectory", new JsonArray().add("fdb-coord-test").add(run + "-locks"))
-        .put("nodeLeaseMillis", SharedStore.LEASE.toMillis())
-        .put("heartbeatIntervalMillis", 500)
-        .put("reaperIntervalMillis", 250)
+        .put("nodeLeaseMs", SharedStore.LEASE.toMillis())
+        .put("heartbeatIntervalMs", 500)
+        .put("reaperIntervalMs", 250)
         .encode());
     System.setProperty(FdbClusterManager.CONFIG_PROPERTY, config.toString());
     // The external nodes start with Vertx.clusteredVertx(), which on Vert.x 5 takes the cluster

@@ -6,8 +6,9 @@ import java.nio.file.Path;
 import java.util.Objects;
 
 /**
- * What the engine needs of a database's options, built by the database from its public options so
- * that the engine does not depend on the layer above it.
+ * The engine's settings: the public {@code EmbeddedOptions} builds this record and holds it (adding only
+ * the transactions' executor), so that the engine does not depend on the layer above it and no setting
+ * is copied from one to the other.
  *
  * @param dataDirectory where the commit log lives, or null in memory
  * @param storageDirectory where RocksDB lives (the data directory unless a test moved it); null in memory
