@@ -2,8 +2,8 @@ package io.github.fdbcoord.embedded.client;
 
 import io.github.fdbcoord.embedded.engine.CommitRequest;
 import io.github.fdbcoord.embedded.engine.CommitResult;
+import io.github.fdbcoord.embedded.engine.StampedOperands;
 import io.github.fdbcoord.embedded.engine.TransactionEngine;
-import io.github.fdbcoord.embedded.engine.Versionstamps;
 import io.github.fdbcoord.embedded.engine.Watches;
 
 import com.apple.foundationdb.FDBException;
@@ -143,7 +143,7 @@ final class CommitAttempt {
         if (r.version < 0) {
           versionstamp.completeExceptionally(FdbErrors.error(FdbErrors.NO_COMMIT_VERSION));
         } else {
-          versionstamp.complete(Versionstamps.versionstamp(r.version));
+          versionstamp.complete(StampedOperands.versionstamp(r.version));
         }
       } else {
         FDBException error = t instanceof FDBException ? (FDBException) t

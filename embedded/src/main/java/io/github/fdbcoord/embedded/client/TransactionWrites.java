@@ -2,7 +2,7 @@ package io.github.fdbcoord.embedded.client;
 
 import io.github.fdbcoord.embedded.engine.Limits;
 import io.github.fdbcoord.embedded.engine.PendingWrite;
-import io.github.fdbcoord.embedded.engine.Versionstamps;
+import io.github.fdbcoord.embedded.engine.StampedOperands;
 import io.github.fdbcoord.embedded.bytes.Bytes;
 
 import com.apple.foundationdb.MutationType;
@@ -174,17 +174,17 @@ final class TransactionWrites {
   }
 
   private void mutateStampedKey(byte[] key, byte[] value, boolean conflict) {
-    if (Versionstamps.stampOffset(key) < 0) {
+    if (StampedOperands.stampOffset(key) < 0) {
       tx.defer(FdbErrors.CLIENT_INVALID_OPERATION);
       return;
     }
     // FoundationDB's range for the key to be: the stamp from just past the read version (when one
     // is known) to all 0xff, and the key after that.
     byte[] maxWrite = settings.maxWriteKey();
-    byte[] low = Versionstamps.fillStamp(key, Versionstamps.versionstamp(tx.hasReadVersion() ? tx.readVersion() + 1 : 0));
+    byte[] low = StampedOperands.fillStamp(key, StampedOperands.versionstamp(tx.hasReadVersion() ? tx.readVersion() + 1 : 0));
     byte[] highStamp = new byte[10];
     Arrays.fill(highStamp, (byte) 0xff);
-    byte[] high = Bytes.min(Bytes.keyAfter(Versionstamps.fillStamp(key, highStamp)), maxWrite);
+    byte[] high = Bytes.min(Bytes.keyAfter(StampedOperands.fillStamp(key, highStamp)), maxWrite);
     if (Bytes.compare(low, maxWrite) >= 0) {
       tx.defer(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
       return;

@@ -1,7 +1,7 @@
 package io.github.fdbcoord.embedded.client;
 
 import io.github.fdbcoord.embedded.engine.PendingWrite;
-import io.github.fdbcoord.embedded.engine.Versionstamps;
+import io.github.fdbcoord.embedded.engine.StampedOperands;
 import io.github.fdbcoord.embedded.bytes.Bytes;
 
 import com.apple.foundationdb.MutationType;
@@ -73,7 +73,7 @@ final class WriteMap {
     }
     PendingWrite next;
     if (type == MutationType.SET_VERSIONSTAMPED_VALUE) {
-      if (Versionstamps.stampOffset(param) < 0) {
+      if (StampedOperands.stampOffset(param) < 0) {
         return null;
       }
       next = PendingWrite.stamped(param);

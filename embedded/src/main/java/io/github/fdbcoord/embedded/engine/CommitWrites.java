@@ -62,9 +62,9 @@ final class CommitWrites {
             break;
           default:
             if (stamp == null) {
-              stamp = Versionstamps.versionstamp(version);
+              stamp = StampedOperands.versionstamp(version);
             }
-            value = w.applyOps(Versionstamps.fillStamp(w.stampOperand, stamp));
+            value = w.applyOps(StampedOperands.fillStamp(w.stampOperand, stamp));
             break;
         }
         if (store.put(chain, value, version, oldest)) {
@@ -73,9 +73,9 @@ final class CommitWrites {
       }
     }
     if (req.stampedKeys != null) {
-      byte[] stamp = Versionstamps.versionstamp(version);
+      byte[] stamp = StampedOperands.versionstamp(version);
       for (byte[][] kv : req.stampedKeys) {
-        set(Versionstamps.fillStamp(kv[0], stamp), kv[1], version, oldest, record, watching, fired);
+        set(StampedOperands.fillStamp(kv[0], stamp), kv[1], version, oldest, record, watching, fired);
       }
     }
   }

@@ -2,9 +2,13 @@ package io.github.fdbcoord.embedded.engine;
 
 import java.nio.ByteBuffer;
 
-/** FoundationDB's versionstamps and the placeholders that versionstamped operations carry. */
-public final class Versionstamps {
-  private Versionstamps() {}
+/**
+ * The engine's side of versionstamped operations: the versionstamp a commit version gives, and the
+ * placeholder an operand carries, found and filled at commit. (Building operands from tuples is the
+ * store's {@code io.github.fdbcoord.fdb.Versionstamps}.)
+ */
+public final class StampedOperands {
+  private StampedOperands() {}
 
   /** FoundationDB's 10-byte versionstamp: 8-byte big-endian commit version, 2-byte batch order. */
   public static byte[] versionstamp(long version) {
