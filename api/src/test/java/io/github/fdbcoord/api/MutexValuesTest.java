@@ -2,6 +2,7 @@ package io.github.fdbcoord.api;
 
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -55,5 +56,14 @@ class MutexValuesTest {
     assertEquals(List.of(new QueueEntry("b", T2)), held.queue());
     assertThrows(UnsupportedOperationException.class, () -> held.queue().add(new QueueEntry("c", T1)));
     assertFalse(new MutexState("m", Optional.empty(), List.of()).isHeld());
+  }
+
+  @Test
+  void anInspectionRefusesNullsButNotEmptyDurations() {
+    MutexState free = new MutexState("m", Optional.empty(), List.of());
+    assertEquals(Optional.empty(), new MutexInspection(free, Optional.empty(), Optional.empty()).heldFor());
+    assertThrows(NullPointerException.class, () -> new MutexInspection(null, Optional.empty(), Optional.empty()));
+    assertThrows(NullPointerException.class, () -> new MutexInspection(free, null, Optional.empty()));
+    assertThrows(NullPointerException.class, () -> new MutexInspection(free, Optional.of(Duration.ZERO), null));
   }
 }

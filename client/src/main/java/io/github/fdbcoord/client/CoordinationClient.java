@@ -3,7 +3,10 @@ package io.github.fdbcoord.client;
 import io.github.fdbcoord.api.DirectoryInfo;
 import io.github.fdbcoord.api.DirectoryPage;
 import io.github.fdbcoord.api.FencingToken;
+import io.github.fdbcoord.api.InternedPage;
+import io.github.fdbcoord.api.InternerStats;
 import io.github.fdbcoord.api.LockEvent;
+import io.github.fdbcoord.api.MutexInspection;
 import io.github.fdbcoord.api.MutexOwner;
 import io.github.fdbcoord.client.wire.AllocatorWire;
 import io.github.fdbcoord.client.wire.DirectoryWire;
@@ -272,10 +275,9 @@ public final class CoordinationClient {
   }
 
   /** Counts of {@code namespace}: strings and id sequences; fails 404 for a missing namespace. */
-  public Future<NamespaceStats> internerStats(String namespace) {
+  public Future<InternerStats> internerStats(String namespace) {
     return request(internerAddress(), InternerWire.STATS, new JsonObject().put("namespace", namespace))
-        .map(j -> new NamespaceStats(j.getString("namespace"), j.getLong("strings"), j.getLong("sequencesInUse"),
-            j.getInteger("sequenceBits")));
+        .map(InternerWire::stats);
   }
 
   /**
@@ -286,18 +288,7 @@ public final class CoordinationClient {
   public Future<InternedPage> listInterned(String namespace, long after, int limit) {
     return request(internerAddress(), InternerWire.LIST, new JsonObject().put("namespace", namespace)
         .put("after", InternerWire.id(after)).put("limit", limit))
-        .map(CoordinationClient::internedPage);
-  }
-
-  private static InternedPage internedPage(JsonObject j) {
-    List<InternedPage.Entry> entries = new ArrayList<>();
-    for (Object o : j.getJsonArray("entries")) {
-      JsonObject e = (JsonObject) o;
-      entries.add(new InternedPage.Entry(Long.parseUnsignedLong(e.getString("id")), e.getString("string")));
-    }
-    String next = j.getString("nextAfter");
-    return new InternedPage(j.getString("namespace"), entries,
-        next == null ? OptionalLong.empty() : OptionalLong.of(Long.parseUnsignedLong(next)));
+        .map(InternerWire::page);
   }
 
   /** Removes {@code namespace} and its strings; completes with whether it existed. */
@@ -426,11 +417,7 @@ public final class CoordinationClient {
   /** Mutex {@code name} as an operator looks at it: its state, how long it is held and its lease left. */
   public Future<MutexInspection> inspect(String name) {
     return request(mutexAddress(), MutexWire.INSPECT, new JsonObject().put("name", name))
-        .map(j -> new MutexInspection(MutexWire.state(j), millis(j.getLong("heldMs")), millis(j.getLong("leaseLeftMs"))));
-  }
-
-  private static Optional<Duration> millis(Long ms) {
-    return ms == null ? Optional.empty() : Optional.of(Duration.ofMillis(ms));
+        .map(MutexWire::inspection);
   }
 
   /** A consistent snapshot of mutex {@code name}: owner record and queue. */

@@ -1,5 +1,7 @@
 package io.github.fdbcoord.interner;
 
+import io.github.fdbcoord.api.InternedString;
+import io.github.fdbcoord.api.InternerStats;
 import io.github.fdbcoord.coalescing.Coalescer;
 import com.apple.foundationdb.ReadTransaction;
 import com.apple.foundationdb.Transaction;

@@ -1,5 +1,6 @@
 package io.github.fdbcoord.interner;
 
+import io.github.fdbcoord.api.InternedString;
 import com.apple.foundationdb.KeySelector;
 import com.apple.foundationdb.KeyValue;
 import com.apple.foundationdb.Range;

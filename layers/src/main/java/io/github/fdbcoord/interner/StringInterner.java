@@ -1,5 +1,8 @@
 package io.github.fdbcoord.interner;
 
+import io.github.fdbcoord.api.InternedString;
+import io.github.fdbcoord.api.InternerStats;
+
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;

@@ -3,6 +3,7 @@ package io.github.fdbcoord.mutex;
 import io.github.fdbcoord.fdb.FdbErrors;
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.api.LockEvent;
+import io.github.fdbcoord.api.MutexInspection;
 import io.github.fdbcoord.api.MutexOwner;
 import io.github.fdbcoord.api.MutexState;
 import io.github.fdbcoord.api.QueueEntry;

@@ -1,6 +1,8 @@
 package io.github.fdbcoord.interner;
 
 import com.apple.foundationdb.Database;
+import io.github.fdbcoord.api.InternedString;
+import io.github.fdbcoord.api.InternerStats;
 import io.github.fdbcoord.embedded.EmbeddedDatabase;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;

@@ -1,5 +1,6 @@
 package io.github.fdbcoord.mutex;
 
+import io.github.fdbcoord.api.MutexInspection;
 import io.github.fdbcoord.api.QueueEntry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

@@ -3,8 +3,6 @@ package io.github.fdbcoord.service;
 import io.github.fdbcoord.client.wire.InternerWire;
 import io.github.fdbcoord.interner.InternerIds;
 import io.github.fdbcoord.interner.InternerService;
-import io.vertx.core.json.JsonArray;
-import io.vertx.core.json.JsonObject;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -48,8 +46,7 @@ public final class InternerVerticle extends LayerVerticle {
     action(InternerWire.STATS, body -> {
       String ns = Requests.requiredString(body, "namespace");
       return store(() -> interners.openExisting(ns).thenCompose(interner -> interner.stats()))
-          .map(st -> new JsonObject().put("namespace", ns).put("strings", st.strings())
-              .put("sequencesInUse", st.sequencesInUse()).put("sequenceBits", st.sequenceBits()));
+          .map(InternerWire::stats);
     });
     action(InternerWire.LIST, body -> {
       String ns = Requests.requiredString(body, "namespace");
@@ -58,12 +55,7 @@ public final class InternerVerticle extends LayerVerticle {
       Long limit = Requests.optionalLong(body, "limit", 1, maxBatchSize);
       int n = limit == null ? Math.min(100, maxBatchSize) : limit.intValue();
       return store(() -> interners.openExisting(ns).thenCompose(interner -> interner.list(after, n)))
-          .map(page -> {
-            JsonArray entries = new JsonArray();
-            page.forEach(e -> entries.add(new JsonObject().put("id", InternerWire.id(e.id())).put("string", e.string())));
-            return new JsonObject().put("namespace", ns).put("entries", entries)
-                .put("nextAfter", page.size() == n ? InternerWire.id(page.get(page.size() - 1).id()) : null);
-          });
+          .map(page -> InternerWire.page(ns, page, n));
     });
     action(InternerWire.LIST_NAMESPACES, body -> store(interners::listNamespaces).map(InternerWire::namespaces));
     action(InternerWire.REMOVE_NAMESPACE, body -> {

@@ -3,7 +3,10 @@ package io.github.fdbcoord.service;
 import io.github.fdbcoord.api.DirectoryInfo;
 import io.github.fdbcoord.api.DirectoryPage;
 import io.github.fdbcoord.api.FencingToken;
+import io.github.fdbcoord.api.InternedPage;
+import io.github.fdbcoord.api.InternerStats;
 import io.github.fdbcoord.api.LockEvent;
+import io.github.fdbcoord.api.MutexInspection;
 import io.github.fdbcoord.api.MutexOwner;
 import io.github.fdbcoord.api.MutexState;
 import io.github.fdbcoord.client.CoordinationClient;
@@ -295,14 +298,14 @@ class CoordinationClientTest {
   @Test
   void internerStatsAndListing() {
     List<Long> ids = await(client.intern("browse", List.of("x", "y", "z")));
-    io.github.fdbcoord.client.NamespaceStats stats = await(client.internerStats("browse"));
+    InternerStats stats = await(client.internerStats("browse"));
     assertEquals("browse", stats.namespace());
     assertEquals(3, stats.strings());
     assertTrue(stats.sequenceBits() > 0);
-    io.github.fdbcoord.client.InternedPage first = await(client.listInterned("browse", 0, 2));
+    InternedPage first = await(client.listInterned("browse", 0, 2));
     assertEquals(2, first.entries().size());
     assertTrue(first.nextAfter().isPresent());
-    io.github.fdbcoord.client.InternedPage rest = await(client.listInterned("browse", first.nextAfter().getAsLong(), 2));
+    InternedPage rest = await(client.listInterned("browse", first.nextAfter().getAsLong(), 2));
     assertEquals(1, rest.entries().size());
     assertTrue(rest.nextAfter().isEmpty());
     java.util.Map<Long, String> listed = new java.util.HashMap<>();
@@ -316,7 +319,7 @@ class CoordinationClientTest {
   void inspectAndAbandon() throws Exception {
     assertTrue(await(client.inspect("inspected")).heldFor().isEmpty());
     Grant g = await(client.tryAcquire("inspected", "holder"));
-    io.github.fdbcoord.client.MutexInspection held = await(client.inspect("inspected"));
+    MutexInspection held = await(client.inspect("inspected"));
     assertEquals("holder", held.state().owner().orElseThrow().owner());
     assertEquals(g.token(), held.state().owner().map(MutexOwner::token));
     assertTrue(held.leaseLeft().isPresent());

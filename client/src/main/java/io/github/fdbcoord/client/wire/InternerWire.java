@@ -1,5 +1,8 @@
 package io.github.fdbcoord.client.wire;
 
+import io.github.fdbcoord.api.InternedPage;
+import io.github.fdbcoord.api.InternedString;
+import io.github.fdbcoord.api.InternerStats;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
@@ -93,6 +96,41 @@ public final class InternerWire {
       out.add(Optional.ofNullable((String) o));
     }
     return out;
+  }
+
+  /** The reply of stats. */
+  public static JsonObject stats(InternerStats s) {
+    return new JsonObject().put("namespace", s.namespace()).put("strings", s.strings())
+        .put("sequencesInUse", s.sequencesInUse()).put("sequenceBits", s.sequenceBits());
+  }
+
+  /** The counts of a stats reply. */
+  public static InternerStats stats(JsonObject j) {
+    return new InternerStats(j.getString("namespace"), j.getLong("strings"), j.getLong("sequencesInUse"),
+        j.getInteger("sequenceBits"));
+  }
+
+  /**
+   * The reply of list: the strings the store returned for a request of {@code limit}, with
+   * {@code nextAfter} when the page is full (more may follow).
+   */
+  public static JsonObject page(String namespace, List<InternedString> entries, int limit) {
+    JsonArray out = new JsonArray();
+    entries.forEach(e -> out.add(new JsonObject().put("id", id(e.id())).put("string", e.string())));
+    return new JsonObject().put("namespace", namespace).put("entries", out)
+        .put("nextAfter", entries.size() == limit ? id(entries.get(entries.size() - 1).id()) : null);
+  }
+
+  /** The page of a list reply. */
+  public static InternedPage page(JsonObject j) {
+    List<InternedString> entries = new ArrayList<>();
+    for (Object o : j.getJsonArray("entries")) {
+      JsonObject e = (JsonObject) o;
+      entries.add(new InternedString(Long.parseUnsignedLong(e.getString("id")), e.getString("string")));
+    }
+    String next = j.getString("nextAfter");
+    return new InternedPage(j.getString("namespace"), entries,
+        next == null ? OptionalLong.empty() : OptionalLong.of(Long.parseUnsignedLong(next)));
   }
 
   /** The reply of listNamespaces. */

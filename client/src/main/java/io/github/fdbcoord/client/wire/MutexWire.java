@@ -2,6 +2,7 @@ package io.github.fdbcoord.client.wire;
 
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.api.LockEvent;
+import io.github.fdbcoord.api.MutexInspection;
 import io.github.fdbcoord.api.MutexOwner;
 import io.github.fdbcoord.api.MutexState;
 import io.github.fdbcoord.api.QueueEntry;
@@ -9,6 +10,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 import java.util.ArrayList;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
@@ -123,6 +125,24 @@ public final class MutexWire {
       queue.add(new QueueEntry(e.getString("owner"), ticket(e.getString("ticket"))));
     }
     return new MutexState(j.getString("name"), o == null ? Optional.empty() : Optional.of(owner(o)), queue);
+  }
+
+  /**
+   * The reply of inspect: the {@link #state(MutexState)} reply with {@code heldMs} and
+   * {@code leaseLeftMs} (null when empty).
+   */
+  public static JsonObject inspection(MutexInspection i) {
+    return state(i.state()).put("heldMs", i.heldFor().map(Duration::toMillis).orElse(null))
+        .put("leaseLeftMs", i.leaseLeft().map(Duration::toMillis).orElse(null));
+  }
+
+  /** The inspection an inspect reply describes. */
+  public static MutexInspection inspection(JsonObject j) {
+    return new MutexInspection(state(j), millis(j.getLong("heldMs")), millis(j.getLong("leaseLeftMs")));
+  }
+
+  private static Optional<Duration> millis(Long ms) {
+    return ms == null ? Optional.empty() : Optional.of(Duration.ofMillis(ms));
   }
 
   /** A queue ticket as it travels: its versionstamp's 12 bytes in hex. */

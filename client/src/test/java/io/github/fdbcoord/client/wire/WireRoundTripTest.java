@@ -3,7 +3,11 @@ package io.github.fdbcoord.client.wire;
 import io.github.fdbcoord.api.DirectoryInfo;
 import io.github.fdbcoord.api.DirectoryPage;
 import io.github.fdbcoord.api.FencingToken;
+import io.github.fdbcoord.api.InternedPage;
+import io.github.fdbcoord.api.InternedString;
+import io.github.fdbcoord.api.InternerStats;
 import io.github.fdbcoord.api.LockEvent;
+import io.github.fdbcoord.api.MutexInspection;
 import io.github.fdbcoord.api.MutexOwner;
 import io.github.fdbcoord.api.MutexState;
 import io.github.fdbcoord.api.QueueEntry;
@@ -12,6 +16,7 @@ import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -119,6 +124,27 @@ class WireRoundTripTest {
   }
 
   @Test
+  void internerStatsAndPages() {
+    InternerStats stats = new InternerStats("ns", 1L << 40, 3, 20);
+    JsonObject sj = wire(InternerWire.stats(stats));
+    assertEquals(1L << 40, sj.getLong("strings"));
+    assertEquals(stats, InternerWire.stats(sj));
+
+    // A full page names the last id as the next page's start; ids above 2^63 keep their 64 bits.
+    List<InternedString> entries = List.of(new InternedString(7, "a"), new InternedString(-1L, "z"));
+    JsonObject full = wire(InternerWire.page("ns", entries, 2));
+    assertEquals("18446744073709551615", full.getString("nextAfter"));
+    assertEquals("18446744073709551615", full.getJsonArray("entries").getJsonObject(1).getString("id"));
+    assertEquals(new InternedPage("ns", entries, OptionalLong.of(-1L)), InternerWire.page(full));
+
+    JsonObject last = wire(InternerWire.page("ns", entries, 3));
+    assertNull(last.getValue("nextAfter"));
+    assertEquals(new InternedPage("ns", entries, OptionalLong.empty()), InternerWire.page(last));
+    assertEquals(new InternedPage("ns", List.of(), OptionalLong.empty()),
+        InternerWire.page(wire(InternerWire.page("ns", List.of(), 2))));
+  }
+
+  @Test
   void grants() {
     JsonObject held = wire(MutexWire.held("m", "a", T1));
     assertTrue(MutexWire.isHeld(held));
@@ -157,6 +183,30 @@ class WireRoundTripTest {
     assertNull(fj.getValue("owner"));
     assertEquals(free, MutexWire.state(fj));
     assertEquals(T2, MutexWire.ticket(MutexWire.ticket(T2)));
+  }
+
+  @Test
+  void inspections() {
+    MutexState state = new MutexState("m", Optional.of(new MutexOwner("a", T1, 2)), List.of(new QueueEntry("b", T2)));
+    MutexInspection held = new MutexInspection(state, Optional.of(Duration.ofMillis(1500)),
+        Optional.of(Duration.ofMillis(250)));
+    JsonObject j = wire(MutexWire.inspection(held));
+    assertEquals(1500, j.getLong("heldMs"));
+    assertEquals(250, j.getLong("leaseLeftMs"));
+    // The state's own fields, as the state action replies them.
+    assertEquals(state, MutexWire.state(j));
+    assertEquals(held, MutexWire.inspection(j));
+
+    // Held, but the serving node runs no reaper: no lease left to report.
+    MutexInspection unreaped = new MutexInspection(state, Optional.of(Duration.ofMillis(9)), Optional.empty());
+    assertEquals(unreaped, MutexWire.inspection(wire(MutexWire.inspection(unreaped))));
+
+    MutexInspection free = new MutexInspection(new MutexState("f", Optional.empty(), List.of()), Optional.empty(),
+        Optional.empty());
+    JsonObject fj = wire(MutexWire.inspection(free));
+    assertTrue(fj.containsKey("heldMs"));
+    assertNull(fj.getValue("heldMs"));
+    assertEquals(free, MutexWire.inspection(fj));
   }
 
   @Test
