@@ -1,5 +1,8 @@
 package io.github.fdbcoord.allocator;
 
+import io.github.fdbcoord.api.CoordinationException;
+import io.github.fdbcoord.api.FailureKind;
+
 import java.util.Objects;
 
 /**
@@ -7,11 +10,22 @@ import java.util.Objects;
  * surface as {@link com.apple.foundationdb.FDBException} so that a caller's retry loop still sees
  * retryable codes (classify them with {@code io.github.fdbcoord.fdb.FdbErrors}).
  */
-public class AllocatorException extends RuntimeException {
+public class AllocatorException extends CoordinationException {
   /** What kind of refusal this is, for mapping onto protocol errors (HTTP status, reply codes). */
   public enum Kind {
     /** The request itself is invalid (bad allocator name, bad option); retrying cannot help. */
-    BAD_REQUEST
+    BAD_REQUEST(FailureKind.BAD_REQUEST);
+
+    private final FailureKind failureKind;
+
+    Kind(FailureKind failureKind) {
+      this.failureKind = failureKind;
+    }
+
+    /** What this kind means across layers. */
+    public FailureKind failureKind() {
+      return failureKind;
+    }
   }
 
   private final Kind kind;
@@ -23,6 +37,11 @@ public class AllocatorException extends RuntimeException {
 
   public Kind kind() {
     return kind;
+  }
+
+  @Override
+  public FailureKind failureKind() {
+    return kind.failureKind();
   }
 
   static AllocatorException badRequest(String message) {

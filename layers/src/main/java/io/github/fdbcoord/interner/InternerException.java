@@ -3,6 +3,8 @@ package io.github.fdbcoord.interner;
 import com.apple.foundationdb.FDBException;
 import com.apple.foundationdb.directory.MismatchedLayerException;
 import com.apple.foundationdb.directory.NoSuchDirectoryException;
+import io.github.fdbcoord.api.CoordinationException;
+import io.github.fdbcoord.api.FailureKind;
 import io.github.fdbcoord.fdb.FdbErrors;
 
 
@@ -11,22 +13,33 @@ import io.github.fdbcoord.fdb.FdbErrors;
  * in terms a caller (or the Vert.x/HTTP side) can act on; {@link #fdbCode()} keeps FoundationDB's
  * error code when the store is the cause.
  */
-public final class InternerException extends RuntimeException {
+public final class InternerException extends CoordinationException {
 
   /** What kind of failure this is; each maps to one failure code on the event bus / HTTP. */
   public enum Kind {
     /** The request itself is wrong (null or too-long string, malformed id, bad namespace name, batch too large). Retrying will not help. */
-    BAD_REQUEST,
+    BAD_REQUEST(FailureKind.BAD_REQUEST),
     /** The namespace does not exist (or was removed while this handle was in use). */
-    NOT_FOUND,
+    NOT_FOUND(FailureKind.NOT_FOUND),
     /** The transaction kept conflicting with others until a retry limit stopped it. Retrying later may succeed. */
-    CONFLICT,
+    CONFLICT(FailureKind.CONFLICT),
     /** The transaction ran past its timeout. Retrying later may succeed. */
-    TIMEOUT,
+    TIMEOUT(FailureKind.TIMED_OUT),
     /** No non-exhausted sequence was found within the configured number of random tries. */
-    EXHAUSTED,
+    EXHAUSTED(FailureKind.EXHAUSTED),
     /** The store failed for any other reason. */
-    STORE_FAILURE
+    STORE_FAILURE(FailureKind.UNAVAILABLE);
+
+    private final FailureKind failureKind;
+
+    Kind(FailureKind failureKind) {
+      this.failureKind = failureKind;
+    }
+
+    /** What this kind means across layers. */
+    public FailureKind failureKind() {
+      return failureKind;
+    }
   }
 
   private final Kind kind;
@@ -44,6 +57,11 @@ public final class InternerException extends RuntimeException {
 
   public Kind kind() {
     return kind;
+  }
+
+  @Override
+  public FailureKind failureKind() {
+    return kind.failureKind();
   }
 
   /** FoundationDB's error code behind this failure, or -1 when the store did not report one. */

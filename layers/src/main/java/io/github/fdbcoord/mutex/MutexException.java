@@ -1,5 +1,8 @@
 package io.github.fdbcoord.mutex;
 
+import io.github.fdbcoord.api.CoordinationException;
+import io.github.fdbcoord.api.FailureKind;
+
 import java.util.Objects;
 
 /**
@@ -8,21 +11,32 @@ import java.util.Objects;
  * same style as the other layers' {@code InternerException}, {@code AllocatorException} and
  * {@code DirectoryServiceException}; the subclasses exist only where a refusal carries data of its
  * own ({@link NotOwnerException}, {@link MutexNotHeldException}, {@link MutexTimeoutException},
- * {@link MutexQueueFullException}).
+ * {@link MutexQueueFullException}). Each kind is the {@link FailureKind} of the same name.
  */
-public class MutexException extends RuntimeException {
+public class MutexException extends CoordinationException {
   /** The kinds of refusal. */
   public enum Kind {
     /** Release or heartbeat of a mutex that has no owner. */
-    NOT_HELD,
+    NOT_HELD(FailureKind.NOT_HELD),
     /** Release or heartbeat by someone who is not the current owner (or of an older grant). */
-    NOT_OWNER,
+    NOT_OWNER(FailureKind.NOT_OWNER),
     /** Acquire did not get the mutex within its timeout; the caller left the queue. */
-    TIMED_OUT,
+    TIMED_OUT(FailureKind.TIMED_OUT),
     /** The service was closed while the operation waited. */
-    CLOSED,
+    CLOSED(FailureKind.CLOSED),
     /** The mutex's queue already holds {@link MutexOptions#maxQueueLength()} waiters. */
-    QUEUE_FULL
+    QUEUE_FULL(FailureKind.QUEUE_FULL);
+
+    private final FailureKind failureKind;
+
+    Kind(FailureKind failureKind) {
+      this.failureKind = failureKind;
+    }
+
+    /** What this kind means across layers. */
+    public FailureKind failureKind() {
+      return failureKind;
+    }
   }
 
   private final Kind kind;
@@ -47,5 +61,10 @@ public class MutexException extends RuntimeException {
   /** Which refusal this is. */
   public Kind kind() {
     return kind;
+  }
+
+  @Override
+  public FailureKind failureKind() {
+    return kind.failureKind();
   }
 }

@@ -2,13 +2,11 @@ package io.github.fdbcoord.service;
 
 import static io.github.fdbcoord.fdb.FdbErrors.unwrap;
 
+import io.github.fdbcoord.api.CoordinationException;
+import io.github.fdbcoord.api.FailureKind;
 import io.github.fdbcoord.client.wire.WireProtocol;
-import io.github.fdbcoord.allocator.AllocatorException;
-import io.github.fdbcoord.directory.DirectoryServiceException;
 import io.github.fdbcoord.embedded.CommitsHeldException;
 import io.github.fdbcoord.fdb.FdbErrors;
-import io.github.fdbcoord.interner.InternerException;
-import io.github.fdbcoord.mutex.MutexException;
 import io.github.fdbcoord.store.StoreUnavailableException;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
@@ -47,10 +45,31 @@ public final class FailureCodes {
   }
 
   public static ReplyException badRequest(String message) {
-    return failure(BAD_REQUEST, "bad_request", message);
+    return failure(FailureKind.BAD_REQUEST, message);
   }
 
-  /** The reply failure for {@code t}, classified by the layer's exception kinds. */
+  /**
+   * The failure that means {@code kind}: the one place each meaning gets its code and reason word.
+   * A switch expression, so that a kind added to the api without a mapping here does not compile.
+   */
+  public static ReplyException failure(FailureKind kind, String message) {
+    return switch (kind) {
+      case BAD_REQUEST -> failure(BAD_REQUEST, "bad_request", message);
+      case NOT_FOUND -> failure(NOT_FOUND, "not_found", message);
+      case ALREADY_EXISTS -> failure(CONFLICT, "already_exists", message);
+      case LAYER_MISMATCH -> failure(CONFLICT, "layer_mismatch", message);
+      case CONFLICT -> failure(CONFLICT, "conflict", message);
+      case TIMED_OUT -> failure(CONFLICT, "timed_out", message);
+      case EXHAUSTED -> failure(CONFLICT, "exhausted", message);
+      case NOT_HELD -> failure(CONFLICT, "not_held", message);
+      case NOT_OWNER -> failure(CONFLICT, "not_owner", message);
+      case QUEUE_FULL -> failure(CONFLICT, "queue_full", message);
+      case CLOSED -> failure(UNAVAILABLE, "closed", message);
+      case UNAVAILABLE -> failure(UNAVAILABLE, "unavailable", message);
+    };
+  }
+
+  /** The reply failure for {@code t}, classified by the layers' failure kinds. */
   public static ReplyException of(Throwable t) {
     Throwable e = unwrap(t);
     if (e instanceof ReplyException) {
@@ -60,7 +79,7 @@ public final class FailureCodes {
     // layer wrapped it in: the store is unavailable for writes, and the reason says why.
     for (Throwable c = e; c != null; c = c.getCause()) {
       if (c instanceof CommitsHeldException) {
-        return failure(UNAVAILABLE, "unavailable", "store refuses writes: " + c.getMessage());
+        return failure(FailureKind.UNAVAILABLE, "store refuses writes: " + c.getMessage());
       }
     }
     // Damaged storage under whatever a layer wrapped it in: its own reason, so that clients and operators
@@ -70,67 +89,41 @@ public final class FailureCodes {
         return failure(UNAVAILABLE, "store_corrupt", "store error " + f.getCode() + ": " + f.getMessage());
       }
     }
-    if (e instanceof DirectoryServiceException) {
-      DirectoryServiceException d = (DirectoryServiceException) e;
-      switch (d.kind()) {
-        case BAD_REQUEST: return failure(BAD_REQUEST, "bad_request", d.getMessage());
-        case NOT_FOUND: return failure(NOT_FOUND, "not_found", d.getMessage());
-        case ALREADY_EXISTS: return failure(CONFLICT, "already_exists", d.getMessage());
-        case LAYER_MISMATCH: return failure(CONFLICT, "layer_mismatch", d.getMessage());
-        default: return failure(UNAVAILABLE, "unavailable", d.getMessage());
-      }
-    }
-    if (e instanceof AllocatorException) {
-      return failure(BAD_REQUEST, "bad_request", e.getMessage());
-    }
-    if (e instanceof InternerException) {
-      InternerException i = (InternerException) e;
-      switch (i.kind()) {
-        case BAD_REQUEST: return failure(BAD_REQUEST, "bad_request", i.getMessage());
-        case NOT_FOUND: return failure(NOT_FOUND, "not_found", i.getMessage());
-        case CONFLICT: return failure(CONFLICT, "conflict", i.getMessage());
-        case TIMEOUT: return failure(CONFLICT, "timed_out", i.getMessage());
-        case EXHAUSTED: return failure(CONFLICT, "exhausted", i.getMessage());
-        default: return failure(UNAVAILABLE, "unavailable", i.getMessage());
-      }
-    }
-    if (e instanceof MutexException) {
-      MutexException m = (MutexException) e;
-      switch (m.kind()) {
-        case NOT_HELD: return failure(CONFLICT, "not_held", m.getMessage());
-        case NOT_OWNER: return failure(CONFLICT, "not_owner", m.getMessage());
-        case TIMED_OUT: return failure(CONFLICT, "timed_out", m.getMessage());
-        case QUEUE_FULL: return failure(CONFLICT, "queue_full", m.getMessage());
-        default: return failure(UNAVAILABLE, "closed", m.getMessage());
-      }
+    if (e instanceof CoordinationException) {
+      return failure(((CoordinationException) e).failureKind(), e.getMessage());
     }
     if (e instanceof IllegalArgumentException) {
-      return failure(BAD_REQUEST, "bad_request", String.valueOf(e.getMessage()));
+      return failure(FailureKind.BAD_REQUEST, String.valueOf(e.getMessage()));
     }
     int code = FdbErrors.codeOf(e);
     if (code >= 0) {
-      if (code == FdbErrors.TRANSACTION_TIMED_OUT || code == FdbErrors.TIMED_OUT) {
-        return failure(CONFLICT, "timed_out", "store error " + code + ": " + e.getMessage());
-      }
-      if (FdbErrors.isRetryable(code)) {
-        return failure(CONFLICT, "conflict", "store error " + code + ": " + e.getMessage());
-      }
-      if (code == FdbErrors.TRANSACTION_TOO_LARGE || code == FdbErrors.KEY_TOO_LARGE
-          || code == FdbErrors.VALUE_TOO_LARGE) {
-        return failure(BAD_REQUEST, "bad_request", "store error " + code + ": " + e.getMessage());
-      }
-      return failure(UNAVAILABLE, "unavailable", "store error " + code + ": " + e.getMessage());
+      return failure(storeFailureKind(code), "store error " + code + ": " + e.getMessage());
     }
     if (e instanceof VirtualMachineError) {
       reportFatal(e);
-      return failure(UNAVAILABLE, "unavailable", e.getClass().getSimpleName() + ": " + e.getMessage());
+      return failure(FailureKind.UNAVAILABLE, e.getClass().getSimpleName() + ": " + e.getMessage());
     }
     if (e instanceof StoreUnavailableException || e instanceof RejectedExecutionException) {
-      return failure(UNAVAILABLE, "unavailable", String.valueOf(e.getMessage()));
+      return failure(FailureKind.UNAVAILABLE, String.valueOf(e.getMessage()));
     }
     // Unexpected: log the stack trace here, send only the message.
     LOG.warn("unexpected failure", e);
-    return failure(UNAVAILABLE, "unavailable", e.getClass().getSimpleName() + ": " + e.getMessage());
+    return failure(FailureKind.UNAVAILABLE, e.getClass().getSimpleName() + ": " + e.getMessage());
+  }
+
+  /** What a store error that reached the service unwrapped by a layer means. */
+  private static FailureKind storeFailureKind(int code) {
+    if (code == FdbErrors.TRANSACTION_TIMED_OUT || code == FdbErrors.TIMED_OUT) {
+      return FailureKind.TIMED_OUT;
+    }
+    if (FdbErrors.isRetryable(code)) {
+      return FailureKind.CONFLICT;
+    }
+    if (code == FdbErrors.TRANSACTION_TOO_LARGE || code == FdbErrors.KEY_TOO_LARGE
+        || code == FdbErrors.VALUE_TOO_LARGE) {
+      return FailureKind.BAD_REQUEST;
+    }
+    return FailureKind.UNAVAILABLE;
   }
 
   /**
