@@ -1,6 +1,7 @@
 package io.github.fdbcoord.service;
 
 import com.apple.foundationdb.tuple.Versionstamp;
+import io.github.fdbcoord.api.FailureKind;
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.client.CoordinationClient;
 import io.github.fdbcoord.client.wire.MutexWire;
@@ -153,9 +154,7 @@ public final class MutexVerticle extends LayerVerticle {
     });
     action(MutexWire.INSPECT, body -> {
       String name = name(body);
-      return store(() -> mutexes.inspect(name)).map(i -> MutexWire.state(i.state())
-          .put("heldMs", i.heldFor().map(Duration::toMillis).orElse(null))
-          .put("leaseLeftMs", i.leaseLeft().map(Duration::toMillis).orElse(null)));
+      return store(() -> mutexes.inspect(name)).map(MutexWire::inspection);
     });
     action(MutexWire.HELD, body -> {
       String after = Requests.optionalString(body, "after");
@@ -184,7 +183,7 @@ public final class MutexVerticle extends LayerVerticle {
    */
   private Future<JsonObject> acquire(String name, String owner, Duration timeout, String liveness) {
     if (stopping) {
-      return Future.failedFuture(FailureCodes.failure(FailureCodes.UNAVAILABLE, "closed",
+      return Future.failedFuture(FailureCodes.failure(FailureKind.CLOSED,
           "the service on this node is stopping"));
     }
     return store(() -> {
@@ -205,7 +204,7 @@ public final class MutexVerticle extends LayerVerticle {
   }
 
   private static ReplyException closing(MutexWait w) {
-    return FailureCodes.failure(FailureCodes.UNAVAILABLE, "closed", "the service on this node is stopping: '"
+    return FailureCodes.failure(FailureKind.CLOSED, "the service on this node is stopping: '"
         + w.owner() + "' left the queue of mutex '" + w.name() + "'");
   }
 
