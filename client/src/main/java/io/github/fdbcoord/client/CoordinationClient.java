@@ -32,6 +32,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.UUID;
 import io.vertx.core.internal.logging.Logger;
 import io.vertx.core.internal.logging.LoggerFactory;
 
@@ -462,7 +463,7 @@ public final class CoordinationClient {
     private final String name;
     private final Handler<LockEvent> handler;
     private final Handler<EventGap> onGap;
-    private final String watcher = "client-" + java.util.UUID.randomUUID();
+    private final String watcher = "client-" + UUID.randomUUID();
     private final Context context = vertx.getOrCreateContext();
     private MessageConsumer<JsonObject> consumer;
     private FencingToken last;

@@ -18,8 +18,10 @@ import io.github.fdbcoord.cluster.impl.RequestDrain;
 import io.github.fdbcoord.store.Store;
 import io.github.fdbcoord.store.StoreOptions;
 import io.vertx.core.Completable;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxException;
+import io.vertx.core.eventbus.impl.EventBusInternal;
 import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.internal.logging.Logger;
 import io.vertx.core.internal.logging.LoggerFactory;
@@ -338,8 +340,8 @@ public class FdbClusterManager implements ClusterManager {
     // The clustered event bus of this node's Vert.x dies with the process too (its server and its
     // connections); a Vert.x instance shared with other managers (tests) keeps its local bus.
     if (vertx != null && vertx.clusterManager() == this
-        && vertx.eventBus() instanceof io.vertx.core.eventbus.impl.EventBusInternal bus) {
-      io.vertx.core.Promise<Void> closed = io.vertx.core.Promise.promise();
+        && vertx.eventBus() instanceof EventBusInternal bus) {
+      Promise<Void> closed = Promise.promise();
       bus.close(closed);
       busClosed = closed.future().toCompletionStage().toCompletableFuture();
     }

@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 /**
  * The directory service's keys, values and queries in one place.
@@ -228,6 +229,6 @@ final class DirectorySchema {
 
   private static RuntimeException propagate(Throwable error) {
     return error instanceof RuntimeException ? (RuntimeException) error
-        : new java.util.concurrent.CompletionException(error);
+        : new CompletionException(error);
   }
 }

@@ -26,6 +26,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiFunction;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * Directories (paths mapped to short key prefixes) over fdb-java's {@code DirectoryLayer}, which
@@ -341,7 +342,7 @@ public final class DirectoryService {
   }
 
   /** Turns a synchronous throw of the directory layer into a failed future, like its async errors. */
-  private static <T> CompletableFuture<T> guard(java.util.function.Supplier<CompletableFuture<T>> call) {
+  private static <T> CompletableFuture<T> guard(Supplier<CompletableFuture<T>> call) {
     try {
       return call.get();
     } catch (RuntimeException e) {

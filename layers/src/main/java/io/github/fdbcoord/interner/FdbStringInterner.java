@@ -17,6 +17,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+import java.util.function.ToLongFunction;
 
 import static io.github.fdbcoord.interner.FdbInternerService.guard;
 
@@ -56,8 +58,8 @@ final class FdbStringInterner implements StringInterner {
   /** Bytes of strings one coalesced transaction takes at most (FoundationDB advises transactions under 1 MB). */
   static final long MAX_BATCH_BYTES = 1 << 20;
 
-  private <K, V> Coalescer<K, V> coalescer(java.util.function.Function<List<K>, CompletableFuture<Map<K, V>>> tx,
-      java.util.function.ToLongFunction<K> weight) {
+  private <K, V> Coalescer<K, V> coalescer(Function<List<K>, CompletableFuture<Map<K, V>>> tx,
+      ToLongFunction<K> weight) {
     return new Coalescer<>(tx, FdbStringInterner::sharedByEveryRequest, weight, options.maxBatchSize(),
         MAX_BATCH_BYTES, MAX_IN_FLIGHT, service.executor(), options.batchWindow());
   }

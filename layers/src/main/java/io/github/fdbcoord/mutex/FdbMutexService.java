@@ -1,5 +1,6 @@
 package io.github.fdbcoord.mutex;
 
+import com.apple.foundationdb.async.AsyncUtil;
 import io.github.fdbcoord.fdb.FdbErrors;
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.api.LockEvent;
@@ -15,15 +16,20 @@ import com.apple.foundationdb.tuple.Versionstamp;
 import io.github.fdbcoord.mutex.MutexSchema.Incarnation;
 import io.github.fdbcoord.mutex.MutexSchema.Waiter;
 
+import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -67,7 +73,7 @@ final class FdbMutexService implements MutexService {
       t.setDaemon(true);
       return t;
     }) : options.scheduler();
-    this.incarnation = new Incarnation(options.hostId(), java.util.UUID.randomUUID().toString());
+    this.incarnation = new Incarnation(options.hostId(), UUID.randomUUID().toString());
     this.retentionVersions = options.eventRetention().toMillis() * (VERSIONS_PER_SECOND / 1000);
     this.transitions = new MutexTransitions(schema, incarnation, retentionVersions, floors);
     this.ownerRemoval = new OwnerRemoval(schema, transitions);
@@ -270,7 +276,7 @@ final class FdbMutexService implements MutexService {
   }
 
   @Override
-  public CompletableFuture<java.util.List<LockEvent>> events(String name, FencingToken from, int limit) {
+  public CompletableFuture<List<LockEvent>> events(String name, FencingToken from, int limit) {
     checkName(name, "mutex name");
     if (from == null) {
       throw new IllegalArgumentException("from must not be null");
@@ -291,7 +297,7 @@ final class FdbMutexService implements MutexService {
    * 0xFFFF, which no transaction's commit gets (a batch never holds that many), so no event is equal to it.
    */
   private static FencingToken positionAfter(long version) {
-    return FencingToken.of(java.nio.ByteBuffer.allocate(FencingToken.LENGTH).putLong(version).putShort((short) 0xFFFF)
+    return FencingToken.of(ByteBuffer.allocate(FencingToken.LENGTH).putLong(version).putShort((short) 0xFFFF)
         .array());
   }
 
@@ -308,7 +314,7 @@ final class FdbMutexService implements MutexService {
     // own read version minus the retention, so a position at or above that lost nothing.
     return unwrapped(db.readAsync(tr -> schema.readEventsFrom(tr, name, position, limit + 1)
         .thenCombine(tr.getReadVersion(), (events, readVersion) -> {
-          java.util.List<LockEvent> newer = events.stream().filter(e -> e.sequence().isNewerThan(position))
+          List<LockEvent> newer = events.stream().filter(e -> e.sequence().isNewerThan(position))
               .limit(limit).toList();
           long since = position.commitVersion();
           return new EventLogRead(newer, since <= readVersion && since >= readVersion - retentionVersions);
@@ -331,12 +337,12 @@ final class FdbMutexService implements MutexService {
     if (incarnation.host() == null) {
       return CompletableFuture.completedFuture(0);
     }
-    java.util.concurrent.atomic.AtomicInteger removed = new java.util.concurrent.atomic.AtomicInteger();
+    AtomicInteger removed = new AtomicInteger();
     String[] after = {null};
-    return unwrapped(com.apple.foundationdb.async.AsyncUtil.whileTrue(() ->
+    return unwrapped(AsyncUtil.whileTrue(() ->
         unwrapped(db.readAsync(tr -> schema.readHeld(tr.snapshot(), after[0], MutexReaper.PAGE), executor))
             .thenCompose(names -> {
-              java.util.List<CompletableFuture<Integer>> each = new java.util.ArrayList<>();
+              List<CompletableFuture<Integer>> each = new ArrayList<>();
               for (String n : names) {
                 each.add(transact(tr -> removeEarlierIncarnationsIn(tr, n)));
               }
@@ -404,7 +410,7 @@ final class FdbMutexService implements MutexService {
         .thenCombine(tr.getReadVersion(), (rq, readVersion) -> {
           byte[] record = (byte[]) rq[0];
           @SuppressWarnings("unchecked")
-          java.util.List<QueueEntry> queue = (java.util.List<QueueEntry>) rq[1];
+          List<QueueEntry> queue = (List<QueueEntry>) rq[1];
           MutexOwner owner = record == null ? null : schema.unpackOwnerValue(record);
           MutexState state = new MutexState(name, Optional.ofNullable(owner), queue);
           if (owner == null) {
@@ -418,7 +424,7 @@ final class FdbMutexService implements MutexService {
   }
 
   @Override
-  public CompletableFuture<java.util.List<String>> heldMutexes(String after, int limit) {
+  public CompletableFuture<List<String>> heldMutexes(String after, int limit) {
     if (after != null) {
       checkName(after, "after");
     }

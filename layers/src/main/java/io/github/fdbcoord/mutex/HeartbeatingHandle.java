@@ -7,6 +7,7 @@ import io.github.fdbcoord.api.MutexOwner;
 
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -92,7 +93,7 @@ final class HeartbeatingHandle implements MutexHandle {
     }
     try {
       next = service.scheduler.schedule(this::beat, service.options().heartbeatInterval().toNanos(), TimeUnit.NANOSECONDS);
-    } catch (java.util.concurrent.RejectedExecutionException e) {
+    } catch (RejectedExecutionException e) {
       service.untrack(this); // scheduler shut down with the service
     }
   }

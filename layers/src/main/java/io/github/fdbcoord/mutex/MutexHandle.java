@@ -1,8 +1,10 @@
 package io.github.fdbcoord.mutex;
 
+import com.apple.foundationdb.tuple.Versionstamp;
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.api.LockEvent;
 import io.github.fdbcoord.api.MutexOwner;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -18,7 +20,7 @@ public interface MutexHandle {
   FencingToken token();
 
   /** The versionstamp of the enqueue that led to this grant, when the caller had to wait. */
-  java.util.Optional<com.apple.foundationdb.tuple.Versionstamp> ticket();
+  Optional<Versionstamp> ticket();
 
   /** Whether the handle believes it holds the grant: neither released nor known lost. */
   boolean isHeld();

@@ -9,9 +9,12 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import com.apple.foundationdb.ReadTransaction;
+import com.apple.foundationdb.async.AsyncUtil;
 import io.vertx.core.internal.logging.Logger;
 import io.vertx.core.internal.logging.LoggerFactory;
 
@@ -101,7 +104,7 @@ final class MutexReaper {
             schedule();
           }),
           interval.toNanos(), TimeUnit.NANOSECONDS);
-    } catch (java.util.concurrent.RejectedExecutionException e) {
+    } catch (RejectedExecutionException e) {
       stopped = true;
     }
   }
@@ -112,7 +115,7 @@ final class MutexReaper {
     Set<List<Object>> seenWaiters = new HashSet<>();
     AtomicInteger handedOn = new AtomicInteger();
     String[] after = {null};
-    return com.apple.foundationdb.async.AsyncUtil.whileTrue(() -> scanPage(after[0]).thenCompose(page -> {
+    return AsyncUtil.whileTrue(() -> scanPage(after[0]).thenCompose(page -> {
       List<CompletableFuture<Boolean>> expiries = new ArrayList<>();
       long now = System.nanoTime();
       for (HeldMutex e : page) {
@@ -161,7 +164,7 @@ final class MutexReaper {
           for (String n : names) {
             records.add(service.schema.readOwnerBytes(tr.snapshot(), n));
             queues.add(service.schema.readWaiters(tr.snapshot(), n,
-                com.apple.foundationdb.ReadTransaction.ROW_LIMIT_UNLIMITED));
+                ReadTransaction.ROW_LIMIT_UNLIMITED));
           }
           return CompletableFuture.allOf(records.toArray(CompletableFuture[]::new))
               .thenCompose(v -> CompletableFuture.allOf(queues.toArray(CompletableFuture[]::new)))

@@ -19,6 +19,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
@@ -112,7 +113,7 @@ final class MutexSchema {
    */
   record Incarnation(String host, String id) {
     Incarnation {
-      java.util.Objects.requireNonNull(id, "id");
+      Objects.requireNonNull(id, "id");
     }
 
     /** Whether this is an earlier start of {@code current}'s host (never true without a host id). */

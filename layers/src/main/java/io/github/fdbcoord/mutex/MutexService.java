@@ -1,5 +1,6 @@
 package io.github.fdbcoord.mutex;
 
+import com.apple.foundationdb.Transaction;
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.api.LockEvent;
 import io.github.fdbcoord.api.MutexInspection;
@@ -11,7 +12,10 @@ import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Versionstamp;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.function.Consumer;
 
 /**
@@ -52,8 +56,8 @@ public interface MutexService extends AutoCloseable {
         .thenCompose(service -> service.removeEarlierIncarnations().handle((n, e) -> {
           if (e != null) {
             service.close();
-            throw e instanceof java.util.concurrent.CompletionException ? (java.util.concurrent.CompletionException) e
-                : new java.util.concurrent.CompletionException(e);
+            throw e instanceof CompletionException ? (CompletionException) e
+                : new CompletionException(e);
           }
           return service;
         }));
@@ -141,7 +145,7 @@ public interface MutexService extends AutoCloseable {
    * {@code from}, oldest first. The log keeps events for {@link MutexOptions#eventRetention()}: when
    * the first event returned is not {@code from} itself, events after {@code from} may have been trimmed.
    */
-  CompletableFuture<java.util.List<LockEvent>> events(String name, FencingToken from, int limit);
+  CompletableFuture<List<LockEvent>> events(String name, FencingToken from, int limit);
 
   /**
    * The event log's current position: every lock event committed after this completes has a newer
@@ -159,7 +163,7 @@ public interface MutexService extends AutoCloseable {
   CompletableFuture<EventLogRead> eventsSince(String name, FencingToken position, int limit);
 
   /** The newest event of the mutex's log, if any is retained. */
-  CompletableFuture<java.util.Optional<LockEvent>> latestEvent(String name);
+  CompletableFuture<Optional<LockEvent>> latestEvent(String name);
 
   /** Removes {@code owner} from the queue; completes with whether it was waiting. */
   CompletableFuture<Boolean> leave(String name, String owner);
@@ -178,7 +182,7 @@ public interface MutexService extends AutoCloseable {
    * (from the first when null), at most {@code limit} (1 to 10,000) of them: page by passing the
    * last name of the previous page.
    */
-  CompletableFuture<java.util.List<String>> heldMutexes(String after, int limit);
+  CompletableFuture<List<String>> heldMutexes(String after, int limit);
 
   /**
    * Delivers every ownership transition of mutex {@code name} committed after the returned future
@@ -197,7 +201,7 @@ public interface MutexService extends AutoCloseable {
    * makes this part of one transaction with the rest of the eviction. Completes with how many
    * grants and queue entries it removed.
    */
-  CompletableFuture<Integer> removeOwnersIn(com.apple.foundationdb.Transaction tr, String ownerPrefix);
+  CompletableFuture<Integer> removeOwnersIn(Transaction tr, String ownerPrefix);
 
   MutexOptions options();
 

@@ -8,7 +8,10 @@ import com.apple.foundationdb.tuple.Versionstamp;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import io.vertx.core.internal.logging.Logger;
 import io.vertx.core.internal.logging.LoggerFactory;
@@ -34,7 +37,7 @@ final class OwnershipWatcher {
   private boolean closed;
   /** Stopped for good and removed from the service's map: callers must take a fresh watcher. */
   private boolean retired;
-  private final java.util.concurrent.atomic.AtomicLong reads = new java.util.concurrent.atomic.AtomicLong();
+  private final AtomicLong reads = new AtomicLong();
 
   OwnershipWatcher(FdbMutexService service, String name) {
     this.service = service;
@@ -247,8 +250,8 @@ final class OwnershipWatcher {
    * one level deeper each time: both go through the executor.
    */
   private void waitFor(CompletableFuture<Void> watch, CompletableFuture<Void> myKick) {
-    java.util.concurrent.atomic.AtomicBoolean resumed = new java.util.concurrent.atomic.AtomicBoolean();
-    java.util.concurrent.atomic.AtomicBoolean registering = new java.util.concurrent.atomic.AtomicBoolean(true);
+    AtomicBoolean resumed = new AtomicBoolean();
+    AtomicBoolean registering = new AtomicBoolean(true);
     watch.whenComplete((v, e) -> {
       if (!resumed.compareAndSet(false, true)) {
         return;
@@ -342,7 +345,7 @@ final class OwnershipWatcher {
     }
     try {
       service.scheduler.schedule(() -> service.executor.execute(this::iterate), 20, TimeUnit.MILLISECONDS);
-    } catch (java.util.concurrent.RejectedExecutionException e) {
+    } catch (RejectedExecutionException e) {
       synchronized (this) {
         running = false;
       }

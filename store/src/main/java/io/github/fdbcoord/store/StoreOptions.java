@@ -1,5 +1,6 @@
 package io.github.fdbcoord.store;
 
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -252,7 +253,7 @@ public final class StoreOptions {
     }
     try {
       return Path.of(value);
-    } catch (java.nio.file.InvalidPathException e) {
+    } catch (InvalidPathException e) {
       throw new IllegalArgumentException("store." + key + " is not a valid path: " + e.getMessage(), e);
     }
   }

@@ -15,6 +15,7 @@ import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * The mutex's messages: action names, grants, owner records, states and lock events as JSON.
@@ -71,9 +72,9 @@ public final class MutexWire {
    * The service's lease, which a holding reply (acquire, tryAcquire, heartbeat) reports so that a
    * client renews often enough; empty from a service that does not report it.
    */
-  public static java.util.OptionalLong leaseMs(JsonObject reply) {
+  public static OptionalLong leaseMs(JsonObject reply) {
     Long ms = reply.getLong("leaseMs");
-    return ms == null ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(ms);
+    return ms == null ? OptionalLong.empty() : OptionalLong.of(ms);
   }
 
   /** Whether an acquire reply holds the mutex. */

@@ -1,6 +1,7 @@
 package io.github.fdbcoord.cluster.impl;
 
 import io.github.fdbcoord.fdb.FdbErrors;
+import io.netty.channel.ConnectTimeoutException;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
@@ -12,12 +13,14 @@ import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetSocket;
 import io.vertx.core.spi.cluster.NodeInfo;
 
+import java.net.ConnectException;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Predicate;
 
 /**
@@ -41,7 +44,7 @@ public final class FailureDetector {
   private static final int CONNECT_TIMEOUT_MILLIS = 1000;
 
   private final Duration window;
-  private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+  private final AtomicBoolean closed = new AtomicBoolean();
   private Vertx vertx;
   private final NodeState state;
   private final Set<NetSocket> accepted = ConcurrentHashMap.newKeySet();
@@ -226,7 +229,7 @@ public final class FailureDetector {
   }
 
   private static boolean isRefusal(Throwable cause) {
-    return cause instanceof java.net.ConnectException && !(cause instanceof io.netty.channel.ConnectTimeoutException);
+    return cause instanceof ConnectException && !(cause instanceof ConnectTimeoutException);
   }
 
   /** For tests: suspects {@code peer} as a failed connection would. */

@@ -1,5 +1,6 @@
 package io.github.fdbcoord.cluster.impl;
 
+import com.apple.foundationdb.Transaction;
 import io.github.fdbcoord.fdb.FdbErrors;
 import io.github.fdbcoord.mutex.MutexHandle;
 import io.github.fdbcoord.mutex.MutexOptions;
@@ -13,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -90,14 +92,14 @@ public final class Locks {
         .handle((handle, err) -> {
           if (err != null) {
             Throwable cause = FdbErrors.unwrap(err);
-            throw new java.util.concurrent.CompletionException(cause instanceof MutexTimeoutException
+            throw new CompletionException(cause instanceof MutexTimeoutException
                 ? new VertxException("Timed out waiting to get lock", true) : cause);
           }
           LockGrant grant = new LockGrant(this, handle);
           held.add(grant);
           if (stopped.getAsBoolean()) {
             grant.releaseAsync();
-            throw new java.util.concurrent.CompletionException(new VertxException("the cluster manager left the cluster", true));
+            throw new CompletionException(new VertxException("the cluster manager left the cluster", true));
           }
           return grant;
         });
@@ -117,7 +119,7 @@ public final class Locks {
    * Inside {@code tr}: ends every grant of node {@code nodeId}'s locks (each handed to its next
    * waiter that stays) and removes its queue entries; part of the node's eviction.
    */
-  CompletableFuture<Integer> removeNodeIn(com.apple.foundationdb.Transaction tr, String nodeId) {
+  CompletableFuture<Integer> removeNodeIn(Transaction tr, String nodeId) {
     return mutexes.removeOwnersIn(tr, nodeId + "/");
   }
 

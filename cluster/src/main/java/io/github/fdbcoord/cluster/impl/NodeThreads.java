@@ -3,6 +3,7 @@ package io.github.fdbcoord.cluster.impl;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -73,7 +74,7 @@ public final class NodeThreads {
 
   /** Blocks the timer and both event threads for {@code pause} (all at once), as a stopped process. */
   public void pause(Duration pause) {
-    java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(3);
+    CountDownLatch started = new CountDownLatch(3);
     long until = System.nanoTime() + pause.toNanos();
     Runnable block = () -> {
       started.countDown();
