@@ -1,5 +1,6 @@
 package io.github.fdbcoord.embedded;
 
+import com.apple.foundationdb.FDBException;
 import io.github.fdbcoord.embedded.client.DatabaseContext;
 import io.github.fdbcoord.embedded.client.EmbeddedTransaction;
 import io.github.fdbcoord.embedded.client.OptionParams;
@@ -18,11 +19,20 @@ import com.apple.foundationdb.ReadTransaction;
 import com.apple.foundationdb.Tenant;
 import com.apple.foundationdb.Transaction;
 import com.apple.foundationdb.tuple.Tuple;
+import io.github.fdbcoord.embedded.log.FileLayer;
+import io.github.fdbcoord.embedded.log.LogFormat;
+import io.github.fdbcoord.embedded.storage.RocksStorage;
 import io.github.fdbcoord.fdb.FdbErrors;
 
+import java.io.Closeable;
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
@@ -93,21 +103,21 @@ public final class EmbeddedDatabase implements Database {
    * @throws IllegalArgumentException when {@code dataDirectory} holds no engine storage
    * @throws java.io.UncheckedIOException when the storage cannot be opened for reading (the message says why)
    */
-  public static java.util.List<String> verify(java.nio.file.Path dataDirectory) {
-    java.nio.file.Path storage = dataDirectory.resolve(io.github.fdbcoord.embedded.storage.RocksStorage.DIRECTORY);
-    if (!java.nio.file.Files.isDirectory(storage)) {
+  public static List<String> verify(Path dataDirectory) {
+    Path storage = dataDirectory.resolve(RocksStorage.DIRECTORY);
+    if (!Files.isDirectory(storage)) {
       throw new IllegalArgumentException(dataDirectory + " is not a data directory of the embedded engine: it has no "
-          + io.github.fdbcoord.embedded.storage.RocksStorage.DIRECTORY + " subdirectory");
+          + RocksStorage.DIRECTORY + " subdirectory");
     }
-    java.nio.file.Path lockFile = dataDirectory.resolve(io.github.fdbcoord.embedded.log.LogFormat.LOCK_FILE);
-    try (java.io.Closeable lock = io.github.fdbcoord.embedded.log.FileLayer.NIO.tryLock(lockFile)) {
+    Path lockFile = dataDirectory.resolve(LogFormat.LOCK_FILE);
+    try (Closeable lock = FileLayer.NIO.tryLock(lockFile)) {
       if (lock == null) {
         throw new IllegalStateException("data directory " + dataDirectory + " is in use (" + lockFile
             + " is held): stop the service or the process that has it open, then verify it");
       }
-      return io.github.fdbcoord.embedded.storage.RocksStorage.verifyTables(storage);
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException("cannot verify the data directory " + dataDirectory + ": " + e.getMessage(), e);
+      return RocksStorage.verifyTables(storage);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot verify the data directory " + dataDirectory + ": " + e.getMessage(), e);
     }
   }
 
@@ -141,8 +151,8 @@ public final class EmbeddedDatabase implements Database {
    * transaction that times out, is cancelled or is closed while held is never committed. Reads are not
    * affected. Empty once the engine is closed or has stopped (commits then fail rather than wait).
    */
-  public java.util.Optional<String> commitsHeldBecause() {
-    return java.util.Optional.ofNullable(engine.lowOnSpace());
+  public Optional<String> commitsHeldBecause() {
+    return Optional.ofNullable(engine.lowOnSpace());
   }
 
   /**
@@ -151,8 +161,8 @@ public final class EmbeddedDatabase implements Database {
    * found, with RocksDB's description. Reads of damaged data fail with 1522 ({@code file_corrupt}); once
    * damage is found it stays reported until the database is reopened (docs/embedded-durability.md).
    */
-  public java.util.Optional<String> storageDamage() {
-    return java.util.Optional.ofNullable(engine.storageDamage());
+  public Optional<String> storageDamage() {
+    return Optional.ofNullable(engine.storageDamage());
   }
 
   /**
@@ -452,7 +462,7 @@ public final class EmbeddedDatabase implements Database {
   @Override
   public CompletableFuture<byte[]> getClientStatus(Executor e) {
     // fdb-java's client status is a JSON object whose "Healthy" says whether the client can work.
-    com.apple.foundationdb.FDBException failure = engine.failure();
+    FDBException failure = engine.failure();
     String damage = engine.storageDamage();
     String held = engine.lowOnSpace();
     String status;
@@ -466,7 +476,7 @@ public final class EmbeddedDatabase implements Database {
       status = "\"Healthy\":true";
     }
     return CompletableFuture.completedFuture(("{" + status + ",\"Engine\":\"embedded\"}")
-        .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        .getBytes(StandardCharsets.UTF_8));
   }
 
   /** {@code s} as a JSON string literal (the module has no JSON library for one status line). */

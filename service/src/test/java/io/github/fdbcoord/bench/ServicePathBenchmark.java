@@ -7,6 +7,7 @@ import io.github.fdbcoord.embedded.EmbeddedOptions;
 import io.github.fdbcoord.interner.InternerOptions;
 import io.github.fdbcoord.interner.InternerService;
 import io.github.fdbcoord.interner.StringInterner;
+import io.github.fdbcoord.mutex.MutexHandle;
 import io.github.fdbcoord.mutex.MutexOptions;
 import io.github.fdbcoord.mutex.MutexService;
 import io.github.fdbcoord.service.CoordinationVerticle;
@@ -26,6 +27,7 @@ import io.vertx.core.json.JsonObject;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -169,6 +171,15 @@ public final class ServicePathBenchmark {
       sequential(warm, "mutex tryAcquire+release, sequential", "HTTP", httpCaller,
           () -> post(http, "/mutexes/m-http/acquire", new JsonObject().put("owner", "o").put("wait", false))
               .compose(x -> post(http, "/mutexes/m-http/release", new JsonObject().put("owner", "o"))));
+      // Waits: each call is a new owner that queues behind the others and is handed the mutex.
+      drive(warm, "mutex acquire+release, 8 waiting", "direct", directPool, 8,
+          () -> mutexes.acquire("m-wait-direct", "o" + seq.incrementAndGet(), Duration.ofSeconds(30))
+              .thenCompose(MutexHandle::release));
+      drive(warm, "mutex acquire+release, 8 waiting", "event bus", caller, 8, () -> {
+        String owner = "o" + seq.incrementAndGet();
+        return bus.acquire("m-wait-bus", owner, Duration.ofSeconds(30))
+            .compose(g -> bus.release("m-wait-bus", owner, g.token().orElseThrow()));
+      });
       sequential(warm, "intern 10 cached, sequential", "direct", directPool, () -> ns.intern(cached));
       sequential(warm, "intern 10 cached, sequential", "event bus", caller, () -> bus.intern(NS, cached));
       sequential(warm, "intern 10 cached, sequential", "HTTP", httpCaller,

@@ -1,11 +1,14 @@
 package io.github.fdbcoord.embedded.client;
 
+import com.apple.foundationdb.KeyArrayResult;
+import com.apple.foundationdb.KeyRangeArrayResult;
 import com.apple.foundationdb.KeySelector;
 import com.apple.foundationdb.KeyValue;
 import com.apple.foundationdb.MappedKeyValue;
 import com.apple.foundationdb.Range;
 import com.apple.foundationdb.ReadTransaction;
 import com.apple.foundationdb.StreamingMode;
+import com.apple.foundationdb.TransactionOptions;
 import com.apple.foundationdb.async.AsyncIterable;
 
 import java.util.concurrent.CompletableFuture;
@@ -118,24 +121,24 @@ public abstract class ReadView implements ReadTransaction {
   }
 
   @Override
-  public CompletableFuture<com.apple.foundationdb.KeyArrayResult> getRangeSplitPoints(byte[] begin, byte[] end,
+  public CompletableFuture<KeyArrayResult> getRangeSplitPoints(byte[] begin, byte[] end,
       long chunkSize) {
     return tx().rangeSplitPoints(begin, end, chunkSize);
   }
 
   @Override
-  public CompletableFuture<com.apple.foundationdb.KeyArrayResult> getRangeSplitPoints(Range range, long chunkSize) {
+  public CompletableFuture<KeyArrayResult> getRangeSplitPoints(Range range, long chunkSize) {
     return getRangeSplitPoints(range.begin, range.end, chunkSize);
   }
 
   @Override
-  public CompletableFuture<com.apple.foundationdb.KeyRangeArrayResult> getBlobGranuleRanges(byte[] begin, byte[] end,
+  public CompletableFuture<KeyRangeArrayResult> getBlobGranuleRanges(byte[] begin, byte[] end,
       int rowLimit) {
     return Unsupported.future();
   }
 
   @Override
-  public com.apple.foundationdb.TransactionOptions options() {
+  public TransactionOptions options() {
     return tx().options();
   }
 

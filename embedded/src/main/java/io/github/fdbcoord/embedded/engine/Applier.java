@@ -13,6 +13,7 @@ import java.io.UncheckedIOException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
@@ -140,7 +141,7 @@ final class Applier {
     if (failedStep == step) {
       failedStep = null;
       outOfSpace = null;
-      LOG.info("embedded engine: " + step.name().toLowerCase(java.util.Locale.ROOT) + " succeeded again; held commits go on");
+      LOG.info("embedded engine: " + step.name().toLowerCase(Locale.ROOT) + " succeeded again; held commits go on");
     }
   }
 

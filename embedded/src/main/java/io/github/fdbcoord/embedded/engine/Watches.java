@@ -11,6 +11,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -140,8 +142,8 @@ public final class Watches {
   private static void run(Watch w, Runnable completion) {
     try {
       w.executor.execute(completion);
-    } catch (java.util.concurrent.RejectedExecutionException stopped) {
-      java.util.concurrent.ForkJoinPool.commonPool().execute(completion);
+    } catch (RejectedExecutionException stopped) {
+      ForkJoinPool.commonPool().execute(completion);
     }
   }
 

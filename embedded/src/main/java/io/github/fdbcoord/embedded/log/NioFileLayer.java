@@ -110,7 +110,7 @@ public final class NioFileLayer implements FileLayer {
 
   @Override
   public long usableSpace(Path dir) throws IOException {
-    return java.nio.file.Files.getFileStore(dir).getUsableSpace();
+    return Files.getFileStore(dir).getUsableSpace();
   }
 
   /**

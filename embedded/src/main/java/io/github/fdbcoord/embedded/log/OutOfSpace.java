@@ -1,5 +1,7 @@
 package io.github.fdbcoord.embedded.log;
 
+import java.io.IOException;
+
 /**
  * Tells a full disk from other I/O failures. The JDK reports the errno of a failed write only as the
  * message of its {@link java.io.IOException} ({@code strerror}: "No space left on device" for ENOSPC,
@@ -15,7 +17,7 @@ public final class OutOfSpace {
         return true;
       }
       String message = t.getMessage();
-      if (t instanceof java.io.IOException && message != null
+      if (t instanceof IOException && message != null
           && (message.contains("No space left on device") || message.contains("Disk quota exceeded"))) {
         return true;
       }

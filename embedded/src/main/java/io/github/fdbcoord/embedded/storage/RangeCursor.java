@@ -1,6 +1,7 @@
 package io.github.fdbcoord.embedded.storage;
 
 import io.github.fdbcoord.embedded.bytes.Bytes;
+import org.rocksdb.RocksIterator;
 import java.util.Iterator;
 
 /**
@@ -17,7 +18,7 @@ class RangeCursor implements AutoCloseable {
   private final long readVersion;
   private final Iterator<VersionedStore.Chain> chains;
   private VersionedStore.Chain chain;
-  private org.rocksdb.RocksIterator stored;
+  private RocksIterator stored;
   /** The storage view holds every version up to this one. */
   private long viewThrough;
   private byte[] storedKey;

@@ -11,6 +11,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicReference;
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.BloomFilter;
@@ -234,8 +236,8 @@ public final class RocksStorage implements AutoCloseable {
   }
 
   /** The table files the open storage lists now, with their sizes, for the scrub. */
-  java.util.Map<Path, Long> liveTables() {
-    java.util.Map<Path, Long> tables = new java.util.TreeMap<>();
+  Map<Path, Long> liveTables() {
+    Map<Path, Long> tables = new TreeMap<>();
     for (LiveFileMetaData f : db.getLiveFilesMetaData()) {
       tables.put(dir.resolve(StorageFiles.fileName(f.fileName())), f.size());
     }

@@ -2,8 +2,13 @@ package io.github.fdbcoord.embedded.storage;
 
 import io.github.fdbcoord.embedded.bytes.Bytes;
 import io.github.fdbcoord.embedded.bytes.KeyHash;
+import org.rocksdb.RocksIterator;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /**
  * The multi-version key-value data: for each key a short chain of (version, value or tombstone),
@@ -50,8 +55,8 @@ public final class VersionedStore implements AutoCloseable {
    * collector to copy.
    */
   public static final class Chain extends Version {
-    private static final java.util.concurrent.atomic.AtomicIntegerFieldUpdater<Chain> PENDING =
-        java.util.concurrent.atomic.AtomicIntegerFieldUpdater.newUpdater(Chain.class, "pending");
+    private static final AtomicIntegerFieldUpdater<Chain> PENDING =
+        AtomicIntegerFieldUpdater.newUpdater(Chain.class, "pending");
 
     public final byte[] bytes;
     private final int hash;
@@ -132,7 +137,7 @@ public final class VersionedStore implements AutoCloseable {
    */
   private volatile long evictingThrough;
   /** Chains whose eviction found them pinned, tried again at the next eviction (applier only). */
-  private final java.util.ArrayList<Chain> evictLater = new java.util.ArrayList<>();
+  private final ArrayList<Chain> evictLater = new ArrayList<>();
 
   /** At most this many stored keys of a range clear get tombstones; a larger clear is kept as a range. */
   static final int MATERIALIZED_CLEAR_LIMIT = 256;
@@ -180,7 +185,7 @@ public final class VersionedStore implements AutoCloseable {
    */
   Chain prepare(byte[] key) {
     Chain[] one = new Chain[1];
-    prepareAll(java.util.List.of(key), one);
+    prepareAll(List.of(key), one);
     return one[0];
   }
 
@@ -235,7 +240,7 @@ public final class VersionedStore implements AutoCloseable {
     }
   }
 
-  private final java.util.ArrayList<Chain> emptied = new java.util.ArrayList<>();
+  private final ArrayList<Chain> emptied = new ArrayList<>();
 
   /**
    * Removes a killed chain from the hash index; the sorted index skips killed chains and drops
@@ -389,7 +394,7 @@ public final class VersionedStore implements AutoCloseable {
     }
   }
 
-  private final java.util.ArrayDeque<Tombstone> tombstones = new java.util.ArrayDeque<>();
+  private final ArrayDeque<Tombstone> tombstones = new ArrayDeque<>();
 
   /**
    * Keeps every version above {@code oldestReadable} and the newest one at or below it; returns
@@ -435,7 +440,7 @@ public final class VersionedStore implements AutoCloseable {
    * iterator pays for until compaction); else null. Caller holds the commit lock.
    */
   public List<byte[]> clearRange(byte[] begin, byte[] end, long version, long oldestReadable) {
-    List<byte[]> reached = base == null ? null : new java.util.ArrayList<>();
+    List<byte[]> reached = base == null ? null : new ArrayList<>();
     for (Iterator<Chain> it = chains(begin, end, false); it.hasNext(); ) {
       Chain chain = it.next();
       put(chain, null, version, oldestReadable);
@@ -446,8 +451,8 @@ public final class VersionedStore implements AutoCloseable {
     if (base == null) {
       return null;
     }
-    List<byte[]> stored = new java.util.ArrayList<>();
-    try (org.rocksdb.RocksIterator it = base.iterator()) {
+    List<byte[]> stored = new ArrayList<>();
+    try (RocksIterator it = base.iterator()) {
       for (it.seek(begin); base.valid(it) && stored.size() <= MATERIALIZED_CLEAR_LIMIT; it.next()) {
         byte[] key = it.key();
         if (Bytes.compare(key, end) >= 0) {
@@ -458,7 +463,7 @@ public final class VersionedStore implements AutoCloseable {
     }
     if (stored.size() > MATERIALIZED_CLEAR_LIMIT) {
       RangeClear[] old = windowClears;
-      RangeClear[] grown = java.util.Arrays.copyOf(old, old.length + 1);
+      RangeClear[] grown = Arrays.copyOf(old, old.length + 1);
       grown[old.length] = new RangeClear(version, begin, end);
       windowClears = grown;
       return null;
@@ -488,11 +493,11 @@ public final class VersionedStore implements AutoCloseable {
       keep++;
     }
     if (keep > 0) {
-      windowClears = java.util.Arrays.copyOfRange(clears, keep, clears.length);
+      windowClears = Arrays.copyOfRange(clears, keep, clears.length);
     }
     int evicted = 0;
     if (!evictLater.isEmpty()) {
-      List<Chain> retry = new java.util.ArrayList<>(evictLater);
+      List<Chain> retry = new ArrayList<>(evictLater);
       evictLater.clear();
       for (Chain c : retry) {
         evicted += evict(c, durable) ? 1 : 0;
@@ -569,7 +574,7 @@ public final class VersionedStore implements AutoCloseable {
       if (emptied.isEmpty()) {
         return removed;
       }
-      empty = new java.util.ArrayList<>(emptied);
+      empty = new ArrayList<>(emptied);
       emptied.clear();
     }
     for (Chain chain : empty) {
