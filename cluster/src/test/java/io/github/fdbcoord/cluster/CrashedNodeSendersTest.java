@@ -6,6 +6,7 @@ import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -25,6 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * written to the dead node's socket before the sender noticed can wait out the send timeout.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Tag("slow")
 class CrashedNodeSendersTest {
   private static final long SEND_TIMEOUT_MILLIS = 5000;
 

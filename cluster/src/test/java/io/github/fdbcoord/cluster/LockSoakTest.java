@@ -2,6 +2,7 @@ package io.github.fdbcoord.cluster;
 
 import io.github.fdbcoord.bench.LockSoak;
 import io.github.fdbcoord.embedded.EmbeddedDatabase;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -18,6 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * cycles/s of the first after warm-up. The mutex layer once range-cleared its event log on every
  * transition, and the rate then fell from thousands to tens of cycles/s after the first minute.
  */
+@Tag("slow")
 class LockSoakTest {
   private static final Duration WARM_UP = Duration.ofSeconds(10);
   private static final Duration WINDOW = Duration.ofSeconds(10);

@@ -9,6 +9,7 @@ import io.vertx.core.eventbus.EventBusOptions;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.shareddata.Lock;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -39,6 +40,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * is gone from the membership).
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Tag("slow")
 class RollingRestartTest {
   private static final int NODES = 3;
   private static final long SEND_TIMEOUT_MILLIS = 5000;

@@ -3,6 +3,7 @@ package io.github.fdbcoord.conformance;
 import com.apple.foundationdb.FDBException;
 import com.apple.foundationdb.Transaction;
 import io.github.fdbcoord.fdb.FdbErrors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.TestTemplate;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -246,6 +247,7 @@ class LimitsAndErrorsConformanceTest {
   }
 
   @TestTemplate
+  @Tag("slow")
   void readsAndCommitsMoreThanFiveSecondsAfterTheReadVersionFail1007ButCausalWriteRiskyBlindWritesCommit(Fixture f)
       throws InterruptedException {
     f.put("k", "v");
@@ -281,6 +283,7 @@ class LimitsAndErrorsConformanceTest {
    * not (docs/real-foundationdb.md, "Known differences"): this runs on [fdb] only until it does.
    */
   @TestTemplate
+  @Tag("slow")
   void blindWritesMoreThanFiveSecondsAfterTheReadVersionFail1007(Fixture f) throws InterruptedException {
     Transaction blind = f.tx();
     await(blind.getReadVersion());

@@ -4,6 +4,7 @@ import com.apple.foundationdb.KeyValue;
 import com.apple.foundationdb.MutationType;
 import com.apple.foundationdb.ReadTransaction;
 import com.apple.foundationdb.Transaction;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.TestTemplate;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -248,6 +249,7 @@ class RangeClearModelConformanceTest {
   }
 
   @TestTemplate
+  @Tag("slow")
   void randomWritesMatchTheModel(Fixture f) {
     MutationType[] ops = {MutationType.ADD, MutationType.BIT_OR, MutationType.BIT_XOR, MutationType.BIT_AND,
         MutationType.MAX, MutationType.MIN, MutationType.BYTE_MAX, MutationType.BYTE_MIN,

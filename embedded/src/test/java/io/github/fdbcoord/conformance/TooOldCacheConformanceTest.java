@@ -5,6 +5,7 @@ import com.apple.foundationdb.KeyValue;
 import com.apple.foundationdb.MutationType;
 import com.apple.foundationdb.Transaction;
 import io.github.fdbcoord.fdb.FdbErrors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.TestTemplate;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -29,6 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
  * transactions prepared before the wait.
  */
 @ExtendWith(EngineExtension.class)
+@Tag("slow")
 class TooOldCacheConformanceTest {
   private static final long PAST_WINDOW_MILLIS = 6_000;
 

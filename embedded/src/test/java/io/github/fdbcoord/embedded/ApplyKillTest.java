@@ -11,6 +11,7 @@ import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.Timeout;
  * One directory goes through every round, so each recovery also starts from the previous ones' state.
  */
 @Timeout(600)
+@Tag("slow")
 class ApplyKillTest {
   private Path dir;
 

@@ -20,6 +20,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.Timeout;
  * short is refused at restore as incomplete.
  */
 @Timeout(300)
+@Tag("slow")
 class BackupKillTest {
   private Path root;
   private Path data;

@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -48,6 +49,7 @@ class DirectoryLockTest {
   }
 
   @Test
+  @Tag("slow")
   void aFailedSecondOpenInThisJvmLeavesTheDirectoryLockedAgainstOtherProcesses() throws Exception {
     try (CommitLog log = CommitLog.open(dir, new NoReplay())) {
       log.append(1, new byte[] {1}).join();

@@ -30,12 +30,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * Kills a JVM that is committing to a durable {@link EmbeddedDatabase} with SIGKILL and checks, after
  * reopening its directory, that every acknowledged commit survived and no commit survived in part.
  */
+@Tag("slow")
 class DurabilityKillTest {
   private static final String PREFIX = "dk/";
   private static final byte[] COUNTER = bytes("dk-counter");

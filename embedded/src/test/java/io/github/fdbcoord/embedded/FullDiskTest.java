@@ -30,6 +30,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -295,6 +296,7 @@ class FullDiskTest {
   }
 
   @Test
+  @Tag("slow")
   void aSimulatedDiskThatFillsAtOnceHoldsCommitsKeepsReadsAndGoesOnOnceFreed(@TempDir Path storage) throws Exception {
     NonDurableFileLayer disk = new NonDurableFileLayer();
     FillableDisk fillable = new FillableDisk(disk);

@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
  * ENOSPC. Every acknowledged transfer survives, also a reopen; reads go on; commits resume without one.
  */
 @Timeout(120)
+@Tag("slow")
 class FullFileSystemTest {
   private static final String ENOSPC = "No space left on device";
 

@@ -26,6 +26,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -40,6 +41,7 @@ import org.junit.jupiter.api.Timeout;
  * the engine keeps only the last seconds of writes in memory, RocksDB the rest on disk.
  */
 @Timeout(600)
+@Tag("slow")
 class LargerThanHeapRestartTest {
   static final int KEYS = 3_000_000;
   static final int MORE = 100_000;

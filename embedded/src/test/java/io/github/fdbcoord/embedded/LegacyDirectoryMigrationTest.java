@@ -43,6 +43,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -67,6 +68,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * copy and halts after open returned, after a few milliseconds from another thread, or just before
  * each write-side file operation of the open; then this JVM opens the copy and checks everything.
  */
+@Tag("slow")
 class LegacyDirectoryMigrationTest {
   private static final String FIXTURES = "/data-directories/";
   private static final byte[] COUNTER = bytes("fixture/counter");

@@ -27,6 +27,7 @@ import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.LongStream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -38,6 +39,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * balance is its opening balance plus exactly the transfers recorded); money is neither made nor lost.
  * Then the recovered database takes more transfers, closes cleanly and recovers them too.
  */
+@Tag("slow")
 class PowerLossTransferTest {
   private static final Path DIR = Path.of("/simulated/bank");
   private static final int WORKERS = 4;

@@ -17,6 +17,7 @@ import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * A child JVM commits a seeded workload and halts without closing; the parent reopens and compares with
  * the same workload run on a sorted map.
  */
+@Tag("slow")
 class RecoveryReplayTest {
   private static final int KEYS = 2_000;
   private static final int COMMITS = 400;

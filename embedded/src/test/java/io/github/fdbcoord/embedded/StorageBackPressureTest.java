@@ -23,6 +23,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -36,6 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * closing the database fails it at once.
  */
 @Timeout(120)
+@Tag("slow")
 class StorageBackPressureTest {
   @TempDir
   Path dir;

@@ -10,6 +10,7 @@ import java.util.HashSet;
 import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Timeout;
  * a {@code log-*.seg} file. Then the directory is reopened and checked as in {@link ApplyKillTest}.
  */
 @Timeout(600)
+@Tag("slow")
 class TruncationKillTest {
   private static final long COMPACT_AFTER = 4096;
 

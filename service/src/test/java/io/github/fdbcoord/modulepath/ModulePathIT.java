@@ -17,6 +17,7 @@ import java.util.jar.JarFile;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -29,6 +30,7 @@ import org.junit.jupiter.api.Test;
  *
  * <p>Runs in the integration-test phase of {@code mvn verify} (failsafe): it needs the jars.
  */
+@Tag("slow")
 class ModulePathIT {
   private static final String OUR_JAR = "vertx-fdb-coordination-";
 

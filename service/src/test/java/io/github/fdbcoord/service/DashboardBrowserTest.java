@@ -6,6 +6,7 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.Dimension;
@@ -29,6 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * token, paging, and a store that is gone. Each test starts its own service; screenshots of the
  * views go to {@code target/screenshots/}.
  */
+@Tag("slow")
 class DashboardBrowserTest extends DashboardBrowserSupport {
   // ---------------------------------------------------------------- tests
 

@@ -6,6 +6,7 @@ import io.github.fdbcoord.embedded.EmbeddedDatabase;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.test.fakecluster.FakeClusterManager;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.WebElement;
@@ -25,6 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * page's polls; the cluster view tells live members from down ones; an outage says so instead of
  * showing an empty list it could not read; the watch box's filter says what it hides.
  */
+@Tag("slow")
 class DashboardLiveStateBrowserTest extends DashboardBrowserSupport {
 
   @Test

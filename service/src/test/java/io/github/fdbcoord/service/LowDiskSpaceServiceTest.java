@@ -16,6 +16,7 @@ import io.vertx.junit5.VertxExtension;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -48,6 +49,7 @@ class LowDiskSpaceServiceTest {
   }
 
   @Test
+  @Tag("slow")
   void lowSpaceIsReportedReadsGoOnWritesFailAndAllComesBackOnceSpaceIsFreed(Vertx vertx, @TempDir Path data)
       throws Exception {
     FreeSpaceControlledDisk disk = new FreeSpaceControlledDisk();

@@ -8,6 +8,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.junit5.VertxExtension;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -25,6 +26,7 @@ class StoreUnavailableTest {
    * must say DOWN within its bound, since a read alone would call the store healthy.
    */
   @Test
+  @Tag("slow")
   void storeThatDoesNotCommitIsDown(Vertx vertx) {
     EmbeddedDatabase db = EmbeddedDatabase.open(EmbeddedOptions.builder().commitLatency(java.time.Duration.ofMillis(2_200))
         .build());

@@ -15,6 +15,7 @@ import io.vertx.core.net.NetSocket;
 import io.vertx.ext.web.client.HttpResponse;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -153,6 +154,7 @@ class WaiterLivenessTest {
   }
 
   @Test
+  @Tag("slow")
   void silentWaitFalseWaitersAreRemovedAfterTheLeaseAndHeartbeatingOnesStay() throws Exception {
     f = ServiceFixture.start(vertx, withLease(3_000), null);
     // The first HTTP request initialises the HTTP stack on an event loop that other verticles share:
@@ -205,6 +207,7 @@ class WaiterLivenessTest {
    * served, and nothing left queued or held at the end.
    */
   @Test
+  @Tag("slow")
   void manyHttpWaitersSomeDisconnectingNeverTwoOwners() throws Exception {
     // A short lease, as a ghost whose grant was written before it disconnected keeps it for a lease;
     // 3 s rather than the fixture's 1.5 s, so a loaded machine cannot expire a live holder between

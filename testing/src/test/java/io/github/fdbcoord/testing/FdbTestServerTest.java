@@ -2,6 +2,7 @@ package io.github.fdbcoord.testing;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;
@@ -15,6 +16,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Starts real fdbserver processes (skipped where no binaries are found) and talks to them through
  * fdbcli, so that this module's tests need neither fdb-java nor the native client.
  */
+@Tag("slow")
 class FdbTestServerTest {
   private static FdbBinaries binaries;
 

@@ -1,8 +1,10 @@
 package io.github.fdbcoord.cluster.vertx;
 
 import io.vertx.core.spi.cluster.ClusterManager;
+import org.junit.experimental.categories.Category;
 
 /** vertx-core's {@code ComplexHATest} on {@link io.github.fdbcoord.cluster.FdbClusterManager}, all nodes on one embedded database. */
+@Category(Slow.class)
 public class FdbComplexHATest extends io.vertx.tests.ha.ComplexHATest {
   private SharedStore store;
 

@@ -10,6 +10,7 @@ import io.vertx.core.spi.VertxServiceProvider;
 import io.vertx.core.spi.cluster.ClusterManager;
 import io.vertx.tests.eventbus.FaultToleranceVerticle;
 import org.junit.Assume;
+import org.junit.experimental.categories.Category;
 
 import java.io.File;
 import java.io.IOException;
@@ -33,6 +34,7 @@ import java.util.stream.Stream;
  * skipped, saying why, where there is none (docs/real-foundationdb.md). Every JVM reads the same
  * options file: that cluster and a fresh directory.
  */
+@Category(Slow.class)
 public class FdbFaultToleranceTest extends io.vertx.tests.eventbus.FaultToleranceTest {
   private Path config;
   private String originalClassPath;

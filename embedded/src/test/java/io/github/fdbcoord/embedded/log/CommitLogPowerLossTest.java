@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.stream.LongStream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -30,6 +31,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * model leaves of it, and the reopened log must hold every acknowledged record, in order, whole, and
  * nothing but a contiguous run of the records appended (a snapshot plus the records after it).
  */
+@Tag("slow")
 public class CommitLogPowerLossTest {
   private static final Path DIR = Path.of("/simulated/commit-log");
   private static final int APPENDERS = 4;

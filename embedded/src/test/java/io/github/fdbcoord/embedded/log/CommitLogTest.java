@@ -30,6 +30,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 public class CommitLogTest {
@@ -298,6 +299,7 @@ public class CommitLogTest {
   }
 
   @Test
+  @Tag("slow")
   void everyCutThroughTheLastRecordsRecoversExactlyTheCompleteOnes() throws IOException {
     int length = 20;
     try (CommitLog log = CommitLog.open(dir, new Collected())) {

@@ -15,6 +15,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -36,6 +37,7 @@ class RowCacheTest {
   }
 
   @Test
+  @Tag("slow")
   void readersNeverSeeAValueOlderThanTheLastCompletedApply() throws Exception {
     try (RocksStorage storage = RocksStorage.open(dir, 8L << 20, 4L << 20, Long.getLong("rowcache", 1L << 20))) {
       AtomicBoolean done = new AtomicBoolean();

@@ -23,6 +23,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 public class SortedIndexTest {
@@ -59,6 +60,7 @@ public class SortedIndexTest {
 
   /** Random adds, re-adds and kills, merging all the while; every read matches a sorted model. */
   @Test
+  @Tag("slow")
   void matchesModelWhileMerging() throws Exception {
     for (long seed = 1; seed <= 12; seed++) {
       Random r = new Random(seed);

@@ -9,6 +9,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -42,6 +43,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Skipped, saying why, without fdbserver binaries (an external cluster cannot be killed).
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
+@Tag("slow")
 class FoundationDbFaultsTest {
   /** Longer than FoundationDB's recovery (BUILD.md: 6.6 s), so that no grant expires meanwhile. */
   private static final int LOCK_LEASE_MS = 30_000;

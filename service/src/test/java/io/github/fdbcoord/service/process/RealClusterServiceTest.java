@@ -13,6 +13,7 @@ import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.ext.web.client.WebClient;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -38,6 +39,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * where there is no real FoundationDB.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Tag("slow")
 class RealClusterServiceTest {
   private static final List<String> ROOT = List.of("fdb-coord-test", "service-" + UUID.randomUUID());
   private static final List<String> DIRS = List.of("fdb-coord-test", "service-dirs-" + UUID.randomUUID());
