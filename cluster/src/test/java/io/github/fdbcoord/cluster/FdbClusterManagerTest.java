@@ -210,7 +210,8 @@ class FdbClusterManagerTest {
     FdbClusterManager b = join(options());
     List<String> bEvents = new CopyOnWriteArrayList<>();
     b.nodeListener(recorder(bEvents));
-    NodeInfo info = new NodeInfo("10.0.0.7", 4711, new JsonObject().put("zone", "a"));
+    // A loopback host: peers' failure detectors connect to a node's host (never to another network's).
+    NodeInfo info = new NodeInfo("127.0.0.1", 4711, new JsonObject().put("zone", "a"));
     await((Promise<Void> p) -> a.setNodeInfo(info, p));
     RegistrationInfo reg = new RegistrationInfo(a.getNodeId(), 7, false);
     await((Promise<Void> p) -> a.addRegistration("payments", reg, p));
