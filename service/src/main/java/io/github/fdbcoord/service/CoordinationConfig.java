@@ -1,6 +1,7 @@
 package io.github.fdbcoord.service;
 
 import io.github.fdbcoord.client.wire.WireProtocol;
+import io.github.fdbcoord.service.http.HttpOptions;
 import io.github.fdbcoord.store.StoreOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -258,6 +259,16 @@ public final class CoordinationConfig {
   /** The bearer token HTTP requests must carry, or null when none is required (loopback only). */
   public String httpToken() {
     return httpToken;
+  }
+
+  /**
+   * The HTTP server's options ({@link io.github.fdbcoord.service.http.HttpVerticle}): the {@code http}
+   * section with the event-bus prefix and the mutex settings its routes honour. A new object each call.
+   */
+  public HttpOptions httpOptions() {
+    return new HttpOptions().setHost(httpHost).setPort(httpPort).setToken(httpToken).setBodyLimit(bodyLimit)
+        .setAddressPrefix(addressPrefix).setLease(lease).setMaxAcquireTimeout(maxAcquireTimeout)
+        .setWatchLease(watchLease).setMaxWebSocketSubscriptions(maxWebSocketSubscriptions);
   }
 
   public long bodyLimit() {

@@ -3,6 +3,7 @@ package io.github.fdbcoord.service;
 import com.apple.foundationdb.Database;
 import io.github.fdbcoord.cluster.FdbClusterManager;
 import io.github.fdbcoord.cluster.FdbClusterManagerOptions;
+import io.github.fdbcoord.service.eventbus.Metrics;
 import io.github.fdbcoord.store.Store;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxBuilder;

@@ -13,6 +13,14 @@ import io.github.fdbcoord.interner.InternerOptions;
 import io.github.fdbcoord.interner.InternerService;
 import io.github.fdbcoord.mutex.MutexOptions;
 import io.github.fdbcoord.mutex.MutexService;
+import io.github.fdbcoord.service.eventbus.AllocatorVerticle;
+import io.github.fdbcoord.service.eventbus.DirectoryVerticle;
+import io.github.fdbcoord.service.eventbus.InternerVerticle;
+import io.github.fdbcoord.service.eventbus.LocalLayers;
+import io.github.fdbcoord.service.eventbus.Metrics;
+import io.github.fdbcoord.service.eventbus.MutexVerticle;
+import io.github.fdbcoord.service.eventbus.StoreWorkers;
+import io.github.fdbcoord.service.http.HttpVerticle;
 import io.github.fdbcoord.store.Store;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -278,7 +286,7 @@ public final class CoordinationVerticle extends VerticleBase {
         // The mutex routes keep the event bus: an acquire's wait is bounded by its send timeout.
         mutexVerticle));
     if (config.httpEnabled()) {
-      http = new HttpVerticle(config, metrics, this::health, local, this::backup);
+      http = new HttpVerticle(config.httpOptions(), metrics, this::health, local, this::backup);
       verticles.add(http);
     }
     Future<?> chain = Future.succeededFuture();

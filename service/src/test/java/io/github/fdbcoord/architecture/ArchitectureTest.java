@@ -6,7 +6,9 @@ import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyP
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.fields;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static java.util.Map.entry;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -151,20 +153,36 @@ class ArchitectureTest {
         .because("the cluster manager runs on any store, real or embedded, without the service"));
   }
 
+  @Test
+  void theServiceDependsDownwardFromItsTopThroughHttpToTheEventBus() {
+    check(layeredArchitecture().consideringOnlyDependenciesInLayers()
+        .layer("top").definedBy(ROOT + ".service")
+        .layer("http").definedBy(ROOT + ".service.http..")
+        .layer("eventbus").definedBy(ROOT + ".service.eventbus..")
+        .whereLayer("top").mayNotBeAccessedByAnyLayer()
+        .whereLayer("http").mayOnlyBeAccessedByLayers("top")
+        .whereLayer("eventbus").mayOnlyBeAccessedByLayers("top", "http")
+        .because("the service's packages have one direction: its configuration and main deploy the HTTP face,"
+            + " which forwards to the verticles that host the layers on the event bus (an options object, not the"
+            + " configuration, carries what the lower packages need)"));
+  }
+
   /**
    * Each package marked {@code @API(status = INTERNAL)} and the packages that may use it: its own
    * module (and, for the wire format, the service at the other end of it).
    */
-  private static final Map<String, String[]> INTERNAL_USERS = Map.of(
-      EMBEDDED + ".bytes", new String[] {EMBEDDED + ".."},
-      EMBEDDED + ".client", new String[] {EMBEDDED + ".."},
-      EMBEDDED + ".engine", new String[] {EMBEDDED + ".."},
-      EMBEDDED + ".log", new String[] {EMBEDDED + ".."},
-      EMBEDDED + ".resolver", new String[] {EMBEDDED + ".."},
-      EMBEDDED + ".storage", new String[] {EMBEDDED + ".."},
-      ROOT + ".cluster.impl", new String[] {ROOT + ".cluster.."},
-      ROOT + ".client.wire", new String[] {ROOT + ".client..", ROOT + ".service.."},
-      ROOT + ".coalescing", new String[] {ROOT + ".coalescing..", ROOT + ".allocator..", ROOT + ".interner.."});
+  private static final Map<String, String[]> INTERNAL_USERS = Map.ofEntries(
+      entry(EMBEDDED + ".bytes", new String[] {EMBEDDED + ".."}),
+      entry(EMBEDDED + ".client", new String[] {EMBEDDED + ".."}),
+      entry(EMBEDDED + ".engine", new String[] {EMBEDDED + ".."}),
+      entry(EMBEDDED + ".log", new String[] {EMBEDDED + ".."}),
+      entry(EMBEDDED + ".resolver", new String[] {EMBEDDED + ".."}),
+      entry(EMBEDDED + ".storage", new String[] {EMBEDDED + ".."}),
+      entry(ROOT + ".cluster.impl", new String[] {ROOT + ".cluster.."}),
+      entry(ROOT + ".client.wire", new String[] {ROOT + ".client..", ROOT + ".service.."}),
+      entry(ROOT + ".coalescing", new String[] {ROOT + ".coalescing..", ROOT + ".allocator..", ROOT + ".interner.."}),
+      entry(ROOT + ".service.http", new String[] {ROOT + ".service.."}),
+      entry(ROOT + ".service.eventbus", new String[] {ROOT + ".service.."}));
 
   @Test
   void everyPackageSaysWhetherItIsApiOrInternal() {

@@ -11,6 +11,7 @@ import io.github.fdbcoord.api.MutexOwner;
 import io.github.fdbcoord.api.MutexState;
 import io.github.fdbcoord.client.CoordinationClient;
 import io.github.fdbcoord.client.CoordinationClient.Grant;
+import io.github.fdbcoord.service.eventbus.FailureCodes;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VerticleBase;

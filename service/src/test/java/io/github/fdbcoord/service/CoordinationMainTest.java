@@ -1,5 +1,6 @@
 package io.github.fdbcoord.service;
 
+import io.github.fdbcoord.service.eventbus.Metrics;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;

@@ -230,8 +230,13 @@ abstract class DashboardBrowserSupport {
           .until(d -> condition.get());
     } catch (org.openqa.selenium.TimeoutException e) {
       throw new AssertionError("not within " + WAIT.toSeconds() + " s: " + what + "; console: " + consoleLog()
-          + "; page: " + HttpResponses.abbreviate(text("main").replace('\n', ' ')), e);
+          + "; page: " + abbreviate(text("main").replace('\n', ' ')), e);
     }
+  }
+
+  /** {@code s}, cut to 200 characters: a failure message quotes the page without drowning in it. */
+  private static String abbreviate(String s) {
+    return s.length() <= 200 ? s : s.substring(0, 200) + "...";
   }
 
   /** Asserts that {@code condition} holds less than a second after {@code startNanos}. */

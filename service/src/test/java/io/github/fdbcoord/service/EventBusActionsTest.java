@@ -14,9 +14,9 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
-import static io.github.fdbcoord.service.FailureCodes.BAD_REQUEST;
-import static io.github.fdbcoord.service.FailureCodes.CONFLICT;
-import static io.github.fdbcoord.service.FailureCodes.NOT_FOUND;
+import static io.github.fdbcoord.service.eventbus.FailureCodes.BAD_REQUEST;
+import static io.github.fdbcoord.service.eventbus.FailureCodes.CONFLICT;
+import static io.github.fdbcoord.service.eventbus.FailureCodes.NOT_FOUND;
 import static io.github.fdbcoord.service.ServiceFixture.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

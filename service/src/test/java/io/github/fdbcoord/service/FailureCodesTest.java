@@ -8,6 +8,7 @@ import io.github.fdbcoord.directory.DirectoryServiceException;
 import io.github.fdbcoord.fdb.FdbErrors;
 import io.github.fdbcoord.interner.InternerException;
 import io.github.fdbcoord.mutex.MutexException;
+import io.github.fdbcoord.service.eventbus.FailureCodes;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
 import org.junit.jupiter.api.Test;

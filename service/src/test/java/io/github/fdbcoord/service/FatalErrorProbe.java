@@ -1,5 +1,7 @@
 package io.github.fdbcoord.service;
 
+import io.github.fdbcoord.service.eventbus.FailureCodes;
+import io.github.fdbcoord.service.eventbus.StoreWorkers;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 

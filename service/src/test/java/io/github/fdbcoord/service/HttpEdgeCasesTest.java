@@ -1,5 +1,6 @@
 package io.github.fdbcoord.service;
 
+import io.github.fdbcoord.service.eventbus.FailureCodes;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;

@@ -6,6 +6,7 @@ import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.api.LockEvent;
 import io.github.fdbcoord.mutex.MutexOptions;
 import io.github.fdbcoord.mutex.MutexService;
+import io.github.fdbcoord.service.eventbus.FailureCodes;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;

@@ -1,6 +1,7 @@
 package io.github.fdbcoord.service;
 
 import io.github.fdbcoord.client.CoordinationClient;
+import io.github.fdbcoord.service.eventbus.FailureCodes;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;

@@ -3,6 +3,7 @@ package io.github.fdbcoord.service;
 import io.github.fdbcoord.client.CoordinationClient;
 import io.github.fdbcoord.embedded.EmbeddedDatabase;
 import io.github.fdbcoord.api.FencingToken;
+import io.github.fdbcoord.service.eventbus.FailureCodes;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;

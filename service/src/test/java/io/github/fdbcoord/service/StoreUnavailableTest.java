@@ -2,6 +2,7 @@ package io.github.fdbcoord.service;
 
 import io.github.fdbcoord.embedded.EmbeddedDatabase;
 import io.github.fdbcoord.embedded.EmbeddedOptions;
+import io.github.fdbcoord.service.eventbus.FailureCodes;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;

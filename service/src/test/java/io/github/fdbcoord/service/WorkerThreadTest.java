@@ -3,6 +3,7 @@ package io.github.fdbcoord.service;
 import io.github.fdbcoord.client.CoordinationClient;
 import com.apple.foundationdb.Database;
 import io.github.fdbcoord.embedded.EmbeddedDatabase;
+import io.github.fdbcoord.service.eventbus.StoreWorkers;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;

@@ -1,7 +1,8 @@
-package io.github.fdbcoord.service;
+package io.github.fdbcoord.service.http;
 
 import io.github.fdbcoord.client.CoordinationClient;
 import io.github.fdbcoord.client.wire.MutexWire;
+import io.github.fdbcoord.service.eventbus.Requests;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -14,7 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
-import static io.github.fdbcoord.service.HttpResponses.error;
+import static io.github.fdbcoord.service.http.HttpResponses.error;
 
 /**
  * The mutex routes. A waiting acquire lives as long as its HTTP request: when the client goes away
@@ -23,7 +24,7 @@ import static io.github.fdbcoord.service.HttpResponses.error;
  */
 final class MutexRoutes {
   private final Vertx vertx;
-  private final CoordinationConfig config;
+  private final HttpOptions options;
   private final LayerForward forward;
   private final CoordinationClient client;
   private final String address;
@@ -31,9 +32,9 @@ final class MutexRoutes {
   private final Map<RoutingContext, JsonObject> acquiring = new ConcurrentHashMap<>();
   private volatile boolean stopping;
 
-  MutexRoutes(Vertx vertx, CoordinationConfig config, LayerForward forward) {
+  MutexRoutes(Vertx vertx, HttpOptions options, LayerForward forward) {
     this.vertx = vertx;
-    this.config = config;
+    this.options = options;
     this.forward = forward;
     this.client = forward.client();
     this.address = client.mutexAddress();
@@ -56,9 +57,9 @@ final class MutexRoutes {
       boolean wait = Requests.optionalBoolean(body, "wait", true);
       body.remove("wait");
       body.put("name", ctx.pathParam("name"));
-      Long timeoutMs = Requests.optionalLong(body, "timeoutMs", 0, config.maxAcquireTimeout().toMillis());
+      Long timeoutMs = Requests.optionalLong(body, "timeoutMs", 0, options.getMaxAcquireTimeout().toMillis());
       long sendTimeout = LayerForward.SEND_TIMEOUT_MS
-          + (timeoutMs == null ? config.maxAcquireTimeout().toMillis() : timeoutMs);
+          + (timeoutMs == null ? options.getMaxAcquireTimeout().toMillis() : timeoutMs);
       if (wait) {
         acquire(ctx, body, sendTimeout);
       } else {

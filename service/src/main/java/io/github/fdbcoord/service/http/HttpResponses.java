@@ -1,5 +1,6 @@
-package io.github.fdbcoord.service;
+package io.github.fdbcoord.service.http;
 
+import io.github.fdbcoord.service.eventbus.FailureCodes;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.http.HttpHeaders;

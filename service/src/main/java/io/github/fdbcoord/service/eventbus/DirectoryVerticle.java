@@ -1,4 +1,4 @@
-package io.github.fdbcoord.service;
+package io.github.fdbcoord.service.eventbus;
 
 import io.github.fdbcoord.client.wire.DirectoryWire;
 import io.github.fdbcoord.api.DirectoryInfo;

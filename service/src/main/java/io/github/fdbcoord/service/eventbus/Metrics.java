@@ -1,4 +1,4 @@
-package io.github.fdbcoord.service;
+package io.github.fdbcoord.service.eventbus;
 
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
@@ -75,7 +75,7 @@ public final class Metrics {
   }
 
   /** One HTTP request answered. */
-  void http(String route, int status, long nanos) {
+  public void http(String route, int status, long nanos) {
     httpTimers.computeIfAbsent(new HttpKey(route, status), k -> Timer.builder("fdbcoord_http_requests")
         .description("HTTP requests answered by the coordination service")
         .tag("route", k.route()).tag("status", Integer.toString(k.status()))
@@ -88,7 +88,7 @@ public final class Metrics {
    * The gauge {@code fdbcoord_store_commits_held}: 1 while the store holds commits back (the embedded
    * engine's disk is low on space), else 0. Returns it, for removal when the service stops.
    */
-  Gauge storeCommitsHeld(BooleanSupplier held) {
+  public Gauge storeCommitsHeld(BooleanSupplier held) {
     return Gauge.builder("fdbcoord_store_commits_held", () -> held.getAsBoolean() ? 1 : 0)
         .description("1 while the store holds commits back because its disk is low on space")
         .strongReference(true)
@@ -100,7 +100,7 @@ public final class Metrics {
    * its storage (a read, a write, the scrub or the check at open), else 0. Returns it, for removal when the
    * service stops.
    */
-  Gauge storeCorruptionDetected(BooleanSupplier damaged) {
+  public Gauge storeCorruptionDetected(BooleanSupplier damaged) {
     return Gauge.builder("fdbcoord_store_corruption_detected", () -> damaged.getAsBoolean() ? 1 : 0)
         .description("1 once the embedded engine found a damaged file in its storage (see /health)")
         .strongReference(true)

@@ -1,5 +1,6 @@
-package io.github.fdbcoord.service;
+package io.github.fdbcoord.service.http;
 
+import io.github.fdbcoord.service.eventbus.FailureCodes;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.internal.logging.Logger;
@@ -11,8 +12,8 @@ import io.vertx.ext.web.RoutingContext;
 import java.util.Set;
 import java.util.TreeSet;
 
-import static io.github.fdbcoord.service.HttpResponses.abbreviate;
-import static io.github.fdbcoord.service.HttpResponses.error;
+import static io.github.fdbcoord.service.http.HttpResponses.abbreviate;
+import static io.github.fdbcoord.service.http.HttpResponses.error;
 
 /** Everything that escapes a route still answers JSON with a fitting status, never a stack trace. */
 final class HttpErrorHandler {

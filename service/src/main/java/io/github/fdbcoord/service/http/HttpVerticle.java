@@ -1,6 +1,8 @@
-package io.github.fdbcoord.service;
+package io.github.fdbcoord.service.http;
 
 import io.github.fdbcoord.client.CoordinationClient;
+import io.github.fdbcoord.service.eventbus.LocalLayers;
+import io.github.fdbcoord.service.eventbus.Metrics;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.http.HttpHeaders;
@@ -18,8 +20,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
-import static io.github.fdbcoord.service.HttpResponses.error;
-import static io.github.fdbcoord.service.HttpResponses.json;
+import static io.github.fdbcoord.service.http.HttpResponses.error;
+import static io.github.fdbcoord.service.http.HttpResponses.json;
 
 /**
  * The HTTP/JSON face of the service (routes in docs/vertx.md). Requests are forwarded to the
@@ -33,7 +35,7 @@ import static io.github.fdbcoord.service.HttpResponses.json;
  * ({@link HttpErrorHandler}).
  */
 public final class HttpVerticle extends VerticleBase {
-  private final CoordinationConfig config;
+  private final HttpOptions options;
   private final Metrics metrics;
   private final Supplier<Future<JsonObject>> health;
   private final LocalLayers local;
@@ -42,8 +44,12 @@ public final class HttpVerticle extends VerticleBase {
   private MutexRoutes mutexRoutes;
   private final Set<WebSocketSession> sessions = ConcurrentHashMap.newKeySet();
 
-  public HttpVerticle(CoordinationConfig config, Metrics metrics, Supplier<Future<JsonObject>> health) {
-    this(config, metrics, health, new LocalLayers(), target -> Future.failedFuture(new IllegalStateException(
+  /**
+   * A server whose routes reach every layer over the event bus, without backups; {@code health}
+   * answers {@code /health} (a failed future is 503 DOWN).
+   */
+  public HttpVerticle(HttpOptions options, Metrics metrics, Supplier<Future<JsonObject>> health) {
+    this(options, metrics, health, new LocalLayers(), target -> Future.failedFuture(new IllegalStateException(
         "this server has no store to back up")));
   }
 
@@ -51,53 +57,54 @@ public final class HttpVerticle extends VerticleBase {
    * A server whose routes call the layers in {@code local} directly, the others over the event bus;
    * {@code backup} backs the store up into a directory ({@link AdminRoutes}).
    */
-  HttpVerticle(CoordinationConfig config, Metrics metrics, Supplier<Future<JsonObject>> health, LocalLayers local,
+  public HttpVerticle(HttpOptions options, Metrics metrics, Supplier<Future<JsonObject>> health, LocalLayers local,
       Function<Path, Future<JsonObject>> backup) {
-    this.config = config;
+    this.options = options;
     this.metrics = metrics;
     this.health = health;
     this.local = local;
     this.backup = backup;
   }
 
+  /** Mounts the routes and listens; fails when the server cannot listen on {@code host:port}. */
   @Override
   public Future<?> start() {
-    CoordinationClient client = CoordinationClient.create(vertx, config.addressPrefix());
+    CoordinationClient client = CoordinationClient.create(vertx, options.getAddressPrefix());
     LayerForward forward = new LayerForward(client, local);
-    HttpFilters filters = new HttpFilters(config, metrics);
+    HttpFilters filters = new HttpFilters(options, metrics);
     Router router = Router.router(vertx);
     router.route().handler(filters::measure);
     router.route().handler(filters::requireValidPath);
-    DashboardRoutes dashboard = new DashboardRoutes(vertx, config, client, forward, health);
+    DashboardRoutes dashboard = new DashboardRoutes(vertx, options, client, forward, health);
     dashboard.mountPublic(router);
-    if (config.httpToken() != null) {
+    if (options.getToken() != null) {
       router.route().handler(filters::authenticate);
     }
     router.get("/ws").handler(ctx -> ctx.request().toWebSocket()
-        .onSuccess(ws -> new WebSocketSession(vertx, ws, config, client, sessions))
+        .onSuccess(ws -> new WebSocketSession(vertx, ws, options, client, sessions))
         .onFailure(e -> {
           if (!ctx.response().ended()) {
             error(ctx, 400, "bad_request", "WebSocket upgrade failed: " + e.getMessage());
           }
         }));
     router.route().handler(filters::requireJsonBody);
-    router.route().handler(BodyHandler.create(false).setBodyLimit(config.bodyLimit()));
+    router.route().handler(BodyHandler.create(false).setBodyLimit(options.getBodyLimit()));
     dashboard.mount(router);
     mountOperations(router);
-    new AdminRoutes(config, backup).mount(router);
+    new AdminRoutes(options, backup).mount(router);
     new DirectoryRoutes(forward).mount(router);
     new AllocatorRoutes(forward).mount(router);
     new InternerRoutes(forward).mount(router);
-    mutexRoutes = new MutexRoutes(vertx, config, forward);
+    mutexRoutes = new MutexRoutes(vertx, options, forward);
     mutexRoutes.mount(router);
-    new HttpErrorHandler(router, config.bodyLimit()).mount();
+    new HttpErrorHandler(router, options.getBodyLimit()).mount();
 
     server = vertx.createHttpServer(new HttpServerOptions()
-        .setHost(config.httpHost()).setPort(config.httpPort())
+        .setHost(options.getHost()).setPort(options.getPort())
         .addWebSocketSubProtocol(DashboardRoutes.WEBSOCKET_PROTOCOL)
-        .setMaxWebSocketFrameSize(65536).setMaxWebSocketMessageSize((int) Math.min(Integer.MAX_VALUE, config.bodyLimit())));
+        .setMaxWebSocketFrameSize(65536).setMaxWebSocketMessageSize((int) Math.min(Integer.MAX_VALUE, options.getBodyLimit())));
     return server.requestHandler(router).listen().recover(e -> Future.failedFuture(new IllegalStateException(
-        "cannot listen for HTTP on " + config.httpHost() + ":" + config.httpPort() + " (http.host, http.port): "
+        "cannot listen for HTTP on " + options.getHost() + ":" + options.getPort() + " (http.host, http.port): "
             + e.getMessage(), e)));
   }
 

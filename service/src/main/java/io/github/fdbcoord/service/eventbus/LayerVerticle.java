@@ -1,4 +1,4 @@
-package io.github.fdbcoord.service;
+package io.github.fdbcoord.service.eventbus;
 
 import io.github.fdbcoord.client.wire.WireProtocol;
 import io.vertx.core.Future;
@@ -19,12 +19,15 @@ import java.util.function.Supplier;
  * {@code action} header; the reply is a JSON object, or a {@link io.vertx.core.eventbus.ReplyException}
  * with a {@link FailureCodes} code. Subclasses register their actions in {@link #actions}.
  */
-abstract class LayerVerticle extends VerticleBase {
+public abstract class LayerVerticle extends VerticleBase {
   /** Header naming the operation. */
   static final String ACTION = WireProtocol.ACTION_HEADER;
 
+  /** The event-bus address this layer answers on. */
   protected final String address;
+  /** The store's worker threads, on which {@link #store} runs the layer calls that may block. */
   protected final StoreWorkers workers;
+  /** Where each served request's duration and outcome is recorded. */
   protected final Metrics metrics;
   private final Map<String, Function<JsonObject, Future<JsonObject>>> actions = new LinkedHashMap<>();
   private MessageConsumer<Object> consumer;
@@ -38,7 +41,7 @@ abstract class LayerVerticle extends VerticleBase {
   }
 
   /** Serves this layer's actions to the HTTP routes of this process directly, besides the event bus. */
-  LayerVerticle servedLocally(LocalLayers local) {
+  public LayerVerticle servedLocally(LocalLayers local) {
     this.local = local;
     return this;
   }
@@ -48,8 +51,10 @@ abstract class LayerVerticle extends VerticleBase {
     actions.put(name, handler);
   }
 
+  /** Registers every action of this layer ({@link #action}); called once, when the verticle starts. */
   protected abstract void registerActions();
 
+  /** Registers the actions, offers them to the local HTTP routes (if served locally) and starts consuming. */
   @Override
   public Future<?> start() {
     registerActions();
@@ -60,6 +65,7 @@ abstract class LayerVerticle extends VerticleBase {
     return consumer.completion();
   }
 
+  /** Withdraws the layer from the local HTTP routes and stops consuming. */
   @Override
   public Future<?> stop() {
     if (local != null) {

@@ -1,4 +1,4 @@
-package io.github.fdbcoord.service;
+package io.github.fdbcoord.service.http;
 
 import io.github.fdbcoord.client.wire.MutexWire;
 import io.github.fdbcoord.client.wire.InternerWire;
@@ -32,9 +32,9 @@ import java.util.function.Supplier;
  * {@code fdbcoord.bearer.<base64url(token)>} beside {@link #WEBSOCKET_PROTOCOL}, which the server
  * selects (the token itself is never echoed).
  */
-final class DashboardRoutes {
+public final class DashboardRoutes {
   /** The sub-protocol the server selects for a browser that offers a token as a sub-protocol. */
-  static final String WEBSOCKET_PROTOCOL = "fdbcoord.v1";
+  public static final String WEBSOCKET_PROTOCOL = "fdbcoord.v1";
   private static final String BEARER_PROTOCOL_PREFIX = "fdbcoord.bearer.";
 
   /** Forwards a request to a layer address and answers with its reply (HttpVerticle's forward). */
@@ -43,17 +43,17 @@ final class DashboardRoutes {
   }
 
   private final Vertx vertx;
-  private final CoordinationConfig config;
+  private final HttpOptions options;
   private final CoordinationClient client;
   private final Forward forward;
   private final Supplier<Future<JsonObject>> health;
   private final Instant startedAt = Instant.now();
   private final long startedNanos = System.nanoTime();
 
-  DashboardRoutes(Vertx vertx, CoordinationConfig config, CoordinationClient client, Forward forward,
+  DashboardRoutes(Vertx vertx, HttpOptions options, CoordinationClient client, Forward forward,
       Supplier<Future<JsonObject>> health) {
     this.vertx = vertx;
-    this.config = config;
+    this.options = options;
     this.client = client;
     this.forward = forward;
     this.health = health;
@@ -114,9 +114,9 @@ final class DashboardRoutes {
           .put("storeWriteMs", ar.succeeded() ? ar.result().getValue("writeMs") : null)
           .put("error", ar.succeeded() ? null : String.valueOf(ar.cause().getMessage()))
           .put("clustered", vertx.isClustered())
-          .put("http", config.httpHost() + ":" + ctx.request().localAddress().port())
-          .put("addressPrefix", config.addressPrefix())
-          .put("leaseMs", config.lease().toMillis());
+          .put("http", options.getHost() + ":" + ctx.request().localAddress().port())
+          .put("addressPrefix", options.getAddressPrefix())
+          .put("leaseMs", options.getLease().toMillis());
       if (!ctx.response().ended()) {
         ctx.response().putHeader(HttpHeaders.CONTENT_TYPE, "application/json")
             .end(new JsonObject().put("nodes", new JsonArray().add(self).addAll(otherMembers(self.getString("id"))))

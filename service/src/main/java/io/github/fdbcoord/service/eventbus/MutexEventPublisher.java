@@ -1,4 +1,4 @@
-package io.github.fdbcoord.service;
+package io.github.fdbcoord.service.eventbus;
 
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.api.LockEvent;

@@ -1,4 +1,4 @@
-package io.github.fdbcoord.service;
+package io.github.fdbcoord.service.eventbus;
 
 import io.vertx.core.Context;
 import io.vertx.core.Future;

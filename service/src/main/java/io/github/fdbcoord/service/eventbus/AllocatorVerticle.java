@@ -1,4 +1,4 @@
-package io.github.fdbcoord.service;
+package io.github.fdbcoord.service.eventbus;
 
 import io.github.fdbcoord.allocator.AllocatorService;
 import io.github.fdbcoord.client.wire.AllocatorWire;

@@ -1,4 +1,4 @@
-package io.github.fdbcoord.service;
+package io.github.fdbcoord.service.eventbus;
 
 import static io.github.fdbcoord.fdb.FdbErrors.unwrap;
 

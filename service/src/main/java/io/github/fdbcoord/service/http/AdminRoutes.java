@@ -1,4 +1,4 @@
-package io.github.fdbcoord.service;
+package io.github.fdbcoord.service.http;
 
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
@@ -10,9 +10,9 @@ import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.function.Function;
 
-import static io.github.fdbcoord.service.HttpResponses.abbreviate;
-import static io.github.fdbcoord.service.HttpResponses.error;
-import static io.github.fdbcoord.service.HttpResponses.json;
+import static io.github.fdbcoord.service.http.HttpResponses.abbreviate;
+import static io.github.fdbcoord.service.http.HttpResponses.error;
+import static io.github.fdbcoord.service.http.HttpResponses.json;
 
 /**
  * Operator routes under {@code /admin}: {@code POST /admin/backup} backs the durable embedded store up
@@ -20,12 +20,12 @@ import static io.github.fdbcoord.service.HttpResponses.json;
  * even where other routes do not (a service on loopback without {@code http.token} refuses them, 403).
  */
 final class AdminRoutes {
-  private final CoordinationConfig config;
+  private final HttpOptions options;
   private final Function<Path, Future<JsonObject>> backup;
 
   /** {@code backup}: backs the store up into a directory; fails as {@code EmbeddedDatabase.backup} does. */
-  AdminRoutes(CoordinationConfig config, Function<Path, Future<JsonObject>> backup) {
-    this.config = config;
+  AdminRoutes(HttpOptions options, Function<Path, Future<JsonObject>> backup) {
+    this.options = options;
     this.backup = backup;
   }
 
@@ -34,7 +34,7 @@ final class AdminRoutes {
   }
 
   private void backup(RoutingContext ctx) {
-    if (config.httpToken() == null) {
+    if (options.getToken() == null) {
       error(ctx, 403, "forbidden", "admin routes need a bearer token even on loopback: set http.token (or"
           + " FDBCOORD_HTTP_TOKEN) and send 'Authorization: Bearer <token>'");
       return;

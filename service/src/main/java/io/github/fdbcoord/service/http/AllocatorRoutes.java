@@ -1,4 +1,4 @@
-package io.github.fdbcoord.service;
+package io.github.fdbcoord.service.http;
 
 import io.github.fdbcoord.client.wire.AllocatorWire;
 import io.vertx.core.json.JsonObject;

@@ -1,4 +1,4 @@
-package io.github.fdbcoord.service;
+package io.github.fdbcoord.service.eventbus;
 
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
@@ -11,8 +11,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * which would copy the body and cost a hop to the layer's event loop and one back. Addresses served
  * only elsewhere (or not registered here) still go over the event bus.
  */
-final class LocalLayers {
+public final class LocalLayers {
   private final ConcurrentHashMap<String, LayerVerticle> layers = new ConcurrentHashMap<>();
+
+  /** None yet: each layer verticle served locally registers itself when it starts. */
+  public LocalLayers() {
+  }
 
   void serve(String address, LayerVerticle layer) {
     layers.put(address, layer);
@@ -23,7 +27,7 @@ final class LocalLayers {
   }
 
   /** The action's reply from the layer of this process at {@code address}, or null when none is deployed here. */
-  Future<JsonObject> call(String address, String action, JsonObject body) {
+  public Future<JsonObject> call(String address, String action, JsonObject body) {
     LayerVerticle layer = layers.get(address);
     return layer == null ? null : layer.call(action, body);
   }

@@ -1,4 +1,4 @@
-package io.github.fdbcoord.service;
+package io.github.fdbcoord.service.eventbus;
 
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.mutex.MutexService;
@@ -9,7 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /** Field readers for request bodies that fail with a BAD_REQUEST naming the field and what was wrong. */
-final class Requests {
+public final class Requests {
   private Requests() {}
 
   static JsonObject body(Object body) {
@@ -41,7 +41,7 @@ final class Requests {
     return (String) v;
   }
 
-  static boolean optionalBoolean(JsonObject body, String field, boolean def) {
+  public static boolean optionalBoolean(JsonObject body, String field, boolean def) {
     Object v = body.getValue(field);
     if (v == null) {
       return def;
@@ -52,7 +52,7 @@ final class Requests {
     return (Boolean) v;
   }
 
-  static Long optionalLong(JsonObject body, String field, long min, long max) {
+  public static Long optionalLong(JsonObject body, String field, long min, long max) {
     Object v = body.getValue(field);
     if (v == null) {
       return null;
@@ -84,7 +84,7 @@ final class Requests {
     return new ArrayList<>(a.getList());
   }
 
-  static List<String> requiredStrings(JsonObject body, String field, int maxItems) {
+  public static List<String> requiredStrings(JsonObject body, String field, int maxItems) {
     List<Object> raw = requiredList(body, field, maxItems);
     List<String> out = new ArrayList<>(raw.size());
     for (int i = 0; i < raw.size(); i++) {
@@ -119,7 +119,7 @@ final class Requests {
     }
   }
 
-  static String describe(Object v) {
+  public static String describe(Object v) {
     if (v == null) {
       return "null";
     }

@@ -1,5 +1,6 @@
-package io.github.fdbcoord.service;
+package io.github.fdbcoord.service.http;
 
+import io.github.fdbcoord.service.eventbus.Metrics;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.RoutingContext;
 
@@ -7,19 +8,19 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.Locale;
 
-import static io.github.fdbcoord.service.HttpResponses.abbreviate;
-import static io.github.fdbcoord.service.HttpResponses.error;
+import static io.github.fdbcoord.service.http.HttpResponses.abbreviate;
+import static io.github.fdbcoord.service.http.HttpResponses.error;
 
 /**
  * The handlers every request passes before its route: metrics, URL validation, the bearer token
  * and the JSON content type.
  */
 final class HttpFilters {
-  private final CoordinationConfig config;
+  private final HttpOptions options;
   private final Metrics metrics;
 
-  HttpFilters(CoordinationConfig config, Metrics metrics) {
-    this.config = config;
+  HttpFilters(HttpOptions options, Metrics metrics) {
+    this.options = options;
     this.metrics = metrics;
   }
 
@@ -54,7 +55,7 @@ final class HttpFilters {
     String token = header != null && header.length() > 7 && header.regionMatches(true, 0, "Bearer ", 0, 7)
         ? header.substring(7).strip() : "";
     if (MessageDigest.isEqual(token.getBytes(StandardCharsets.UTF_8),
-        config.httpToken().getBytes(StandardCharsets.UTF_8))) {
+        options.getToken().getBytes(StandardCharsets.UTF_8))) {
       ctx.next();
       return;
     }

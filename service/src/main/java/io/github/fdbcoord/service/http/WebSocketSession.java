@@ -1,9 +1,11 @@
-package io.github.fdbcoord.service;
+package io.github.fdbcoord.service.http;
 
 import io.github.fdbcoord.client.wire.MutexWire;
 import io.github.fdbcoord.client.CoordinationClient;
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.mutex.MutexService;
+import io.github.fdbcoord.service.eventbus.FailureCodes;
+import io.github.fdbcoord.service.eventbus.Requests;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.MessageConsumer;
@@ -37,7 +39,7 @@ import java.util.Map;
  */
 final class WebSocketSession {
   private final ServerWebSocket ws;
-  private final CoordinationConfig config;
+  private final HttpOptions options;
   private final CoordinationClient client;
   private final Vertx vertx;
   private final Map<String, MessageConsumer<JsonObject>> consumers = new HashMap<>();
@@ -49,11 +51,11 @@ final class WebSocketSession {
   private final java.util.Set<WebSocketSession> sessions;
   private final long renewTimer;
 
-  WebSocketSession(Vertx vertx, ServerWebSocket ws, CoordinationConfig config, CoordinationClient client,
+  WebSocketSession(Vertx vertx, ServerWebSocket ws, HttpOptions options, CoordinationClient client,
       java.util.Set<WebSocketSession> sessions) {
     this.vertx = vertx;
     this.ws = ws;
-    this.config = config;
+    this.options = options;
     this.client = client;
     this.sessions = sessions;
     sessions.add(this);
@@ -61,7 +63,7 @@ final class WebSocketSession {
     ws.binaryMessageHandler(b -> error("binary messages are not supported: send JSON text"));
     ws.closeHandler(v -> close());
     ws.exceptionHandler(e -> close());
-    renewTimer = vertx.setPeriodic(Math.max(100, config.watchLease().toMillis() / 3), id -> renewWatches());
+    renewTimer = vertx.setPeriodic(Math.max(100, options.getWatchLease().toMillis() / 3), id -> renewWatches());
   }
 
   /** Closes the connection with 1001 (going away) and {@code reason}: the server is stopping. */
@@ -120,7 +122,7 @@ final class WebSocketSession {
   }
 
   private List<String> names(JsonObject msg, String field) {
-    List<String> names = Requests.requiredStrings(msg, field, config.maxWebSocketSubscriptions());
+    List<String> names = Requests.requiredStrings(msg, field, options.getMaxWebSocketSubscriptions());
     for (String n : names) {
       MutexService.checkName(n, "mutex name");
     }
@@ -169,8 +171,8 @@ final class WebSocketSession {
 
   private void subscribe(List<String> names, Map<String, FencingToken> resume, FencingToken since) {
     long fresh = names.stream().distinct().filter(n -> !consumers.containsKey(n)).count();
-    if (consumers.size() + fresh > config.maxWebSocketSubscriptions()) {
-      error("at most " + config.maxWebSocketSubscriptions() + " mutexes per connection (http.maxWebSocketSubscriptions)");
+    if (consumers.size() + fresh > options.getMaxWebSocketSubscriptions()) {
+      error("at most " + options.getMaxWebSocketSubscriptions() + " mutexes per connection (http.maxWebSocketSubscriptions)");
       return;
     }
     List<Future<?>> ready = new ArrayList<>();
@@ -180,7 +182,7 @@ final class WebSocketSession {
       }
       FencingToken after = resume.getOrDefault(name, since);
       held.put(name, new ArrayList<>());
-      MessageConsumer<JsonObject> c = vertx.eventBus().consumer(config.mutexEventsAddress(name), m -> {
+      MessageConsumer<JsonObject> c = vertx.eventBus().consumer(options.mutexEventsAddress(name), m -> {
         List<JsonObject> waiting = held.get(name);
         if (waiting != null) {
           waiting.add(m.body());

@@ -1,6 +1,7 @@
-package io.github.fdbcoord.service;
+package io.github.fdbcoord.service.http;
 
 import io.github.fdbcoord.client.CoordinationClient;
+import io.github.fdbcoord.service.eventbus.LocalLayers;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;

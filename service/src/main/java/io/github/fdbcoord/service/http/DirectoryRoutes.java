@@ -1,6 +1,7 @@
-package io.github.fdbcoord.service;
+package io.github.fdbcoord.service.http;
 
 import io.github.fdbcoord.client.wire.DirectoryWire;
+import io.github.fdbcoord.service.eventbus.Requests;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
@@ -9,9 +10,9 @@ import io.vertx.ext.web.RoutingContext;
 import java.util.ArrayList;
 import java.util.List;
 
-import static io.github.fdbcoord.service.HttpRequests.body;
-import static io.github.fdbcoord.service.HttpRequests.booleanParam;
-import static io.github.fdbcoord.service.HttpResponses.error;
+import static io.github.fdbcoord.service.http.HttpRequests.body;
+import static io.github.fdbcoord.service.http.HttpRequests.booleanParam;
+import static io.github.fdbcoord.service.http.HttpResponses.error;
 
 /**
  * The directory routes: the path is the URL path after {@code /directories/}, one segment per

@@ -1,4 +1,4 @@
-package io.github.fdbcoord.service;
+package io.github.fdbcoord.service.eventbus;
 
 import com.apple.foundationdb.tuple.Versionstamp;
 import io.github.fdbcoord.api.FailureKind;
@@ -223,12 +223,12 @@ public final class MutexVerticle extends LayerVerticle {
   }
 
   /** How many mutexes this node publishes the events of. */
-  int watchedCount() {
+  public int watchedCount() {
     return events.count();
   }
 
   /** How many grants obtained through this verticle are believed held. */
-  int heldCount() {
+  public int heldCount() {
     return grants.size();
   }
 

@@ -1,5 +1,6 @@
-package io.github.fdbcoord.service;
+package io.github.fdbcoord.service.http;
 
+import io.github.fdbcoord.service.eventbus.Requests;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonObject;
@@ -11,8 +12,8 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 
-import static io.github.fdbcoord.service.HttpResponses.abbreviate;
-import static io.github.fdbcoord.service.HttpResponses.error;
+import static io.github.fdbcoord.service.http.HttpResponses.abbreviate;
+import static io.github.fdbcoord.service.http.HttpResponses.error;
 
 /**
  * Reading an HTTP request's parts: its JSON body, query parameters and percent-encoded path
