@@ -197,6 +197,7 @@ public final class CoordinationConfig {
     return json.copy();
   }
 
+  /** The store to open: engine, data directory or cluster file and the engine's options ({@code store}). */
   public StoreOptions store() {
     return store;
   }
@@ -206,6 +207,7 @@ public final class CoordinationConfig {
     return rootDirectory;
   }
 
+  /** The prefix of every event-bus address the service answers on ({@code addressPrefix}). */
   public String addressPrefix() {
     return addressPrefix;
   }
@@ -215,18 +217,22 @@ public final class CoordinationConfig {
     return addressPrefix + ".store";
   }
 
+  /** The directory layer's event-bus address ({@code <prefix>.directory}). */
   public String directoryAddress() {
     return WireProtocol.directoryAddress(addressPrefix);
   }
 
+  /** The allocator's event-bus address ({@code <prefix>.allocator}). */
   public String allocatorAddress() {
     return WireProtocol.allocatorAddress(addressPrefix);
   }
 
+  /** The interner's event-bus address ({@code <prefix>.interner}). */
   public String internerAddress() {
     return WireProtocol.internerAddress(addressPrefix);
   }
 
+  /** The mutex layer's event-bus address ({@code <prefix>.mutex}). */
   public String mutexAddress() {
     return WireProtocol.mutexAddress(addressPrefix);
   }
@@ -240,18 +246,22 @@ public final class CoordinationConfig {
     return WireProtocol.mutexEventsAddress(prefix, name);
   }
 
+  /** How many threads run store calls ({@code workerPoolSize}). */
   public int workerPoolSize() {
     return workerPoolSize;
   }
 
+  /** Whether this node serves HTTP ({@code http.enabled}; off unless asked for). */
   public boolean httpEnabled() {
     return httpEnabled;
   }
 
+  /** The interface the HTTP server listens on ({@code http.host}). */
   public String httpHost() {
     return httpHost;
   }
 
+  /** The port the HTTP server listens on ({@code http.port}; 0: any free port). */
   public int httpPort() {
     return httpPort;
   }
@@ -262,7 +272,7 @@ public final class CoordinationConfig {
   }
 
   /**
-   * The HTTP server's options ({@link io.github.fdbcoord.service.http.HttpVerticle}): the {@code http}
+   * The HTTP server's options ({@code HttpVerticle}): the {@code http}
    * section with the event-bus prefix and the mutex settings its routes honour. A new object each call.
    */
   public HttpOptions httpOptions() {
@@ -271,30 +281,40 @@ public final class CoordinationConfig {
         .setWatchLease(watchLease).setMaxWebSocketSubscriptions(maxWebSocketSubscriptions);
   }
 
+  /** The largest HTTP request body and WebSocket message, in bytes ({@code http.bodyLimit}). */
   public long bodyLimit() {
     return bodyLimit;
   }
 
+  /** The most mutexes one WebSocket may subscribe to ({@code http.maxWebSocketSubscriptions}). */
   public int maxWebSocketSubscriptions() {
     return maxWebSocketSubscriptions;
   }
 
+  /** How long a mutex grant lasts without a heartbeat ({@code mutex.leaseMs}). */
   public Duration lease() {
     return lease;
   }
 
+  /**
+   * How often the mutex layer heartbeats what it keeps alive itself, such as the queue entry of a waiting acquire
+   * ({@code mutex.heartbeatIntervalMs}).
+   */
   public Duration heartbeatInterval() {
     return heartbeatInterval;
   }
 
+  /** How often the reaper scans for expired grants and waiters ({@code mutex.reaperIntervalMs}). */
   public Duration reaperInterval() {
     return reaperInterval;
   }
 
+  /** The longest an acquire may wait, and the wait of one without a timeout ({@code mutex.maxAcquireTimeoutMs}). */
   public Duration maxAcquireTimeout() {
     return maxAcquireTimeout;
   }
 
+  /** How long lock events stay in a mutex's event log for replay ({@code mutex.eventRetentionMs}). */
   public Duration eventRetention() {
     return eventRetention;
   }
@@ -319,18 +339,22 @@ public final class CoordinationConfig {
     return hostId;
   }
 
+  /** The most strings or ids in one interner request, and the largest interner page ({@code interner.maxBatchSize}). */
   public int maxBatchSize() {
     return maxBatchSize;
   }
 
+  /** The interner cache's size bound in bytes ({@code interner.cacheMaxBytes}). */
   public long internerCacheMaxBytes() {
     return internerCacheMaxBytes;
   }
 
+  /** How many opened directories the directory layer caches ({@code directory.cacheSize}). */
   public long directoryCacheSize() {
     return directoryCacheSize;
   }
 
+  /** The largest page a directory listing returns ({@code directory.maxPageSize}). */
   public int maxPageSize() {
     return maxPageSize;
   }

@@ -1,21 +1,27 @@
 package io.github.fdbcoord.service;
 
 import com.apple.foundationdb.Database;
+import com.sun.management.HotSpotDiagnosticMXBean;
 import io.github.fdbcoord.cluster.FdbClusterManager;
 import io.github.fdbcoord.cluster.FdbClusterManagerOptions;
+import io.github.fdbcoord.embedded.EmbeddedDatabase;
 import io.github.fdbcoord.service.eventbus.Metrics;
 import io.github.fdbcoord.store.Store;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxBuilder;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.eventbus.EventBusOptions;
+import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.json.JsonObject;
 import io.vertx.micrometer.MicrometerMetricsFactory;
 import io.vertx.micrometer.MicrometerMetricsOptions;
 
 import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -71,6 +77,10 @@ public final class CoordinationMain {
     }
   }
 
+  /**
+   * Runs the service, {@code restore} or {@code verify} as the command line says (see {@link #USAGE});
+   * exits with the documented status when it cannot start.
+   */
   public static void main(String[] args) throws Exception {
     if (args.length > 0 && args[0].equals("verify")) {
       System.exit(verify(args, System.out, System.err));
@@ -142,7 +152,7 @@ public final class CoordinationMain {
     System.out.println("vertx-fdb-coordination: store " + describe(c) + ", store id " + service.storeId()
         + ", event-bus prefix '" + c.addressPrefix() + "'"
         + (c.httpEnabled() ? ", HTTP on http://" + c.httpHost() + ":" + service.httpPort() : ", HTTP disabled")
-        + (clustered ? ", clustered as node " + ((io.vertx.core.internal.VertxInternal) vertx).clusterManager().getNodeId() : ""));
+        + (clustered ? ", clustered as node " + ((VertxInternal) vertx).clusterManager().getNodeId() : ""));
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       try {
         vertx.close().await(20, TimeUnit.SECONDS);
@@ -160,19 +170,19 @@ public final class CoordinationMain {
    * data directory. Returns the exit status: 0 restored, 1 refused or failed (the message names the
    * damaged file or the non-empty target), 2 bad command line.
    */
-  static int restore(String[] args, java.io.PrintStream out, java.io.PrintStream err) {
+  static int restore(String[] args, PrintStream out, PrintStream err) {
     if (args.length != 3) {
       err.println("restore needs two arguments, the backup directory and the new data directory; got "
           + (args.length - 1) + System.lineSeparator() + USAGE);
       return 2;
     }
     try {
-      var info = io.github.fdbcoord.embedded.EmbeddedDatabase.restore(Path.of(args[1]), Path.of(args[2]));
+      var info = EmbeddedDatabase.restore(Path.of(args[1]), Path.of(args[2]));
       out.println("restored the backup " + Path.of(args[1]).toAbsolutePath() + " at version " + info.version() + " ("
           + info.files() + " files, " + info.bytes() + " bytes) into " + info.directory() + " in "
           + info.duration().toMillis() + " ms; start the service with store.dataDirectory " + info.directory());
       return 0;
-    } catch (IOException | java.nio.file.InvalidPathException e) {
+    } catch (IOException | InvalidPathException e) {
       err.println("restore failed: " + e.getMessage());
       return 1;
     }
@@ -235,7 +245,7 @@ public final class CoordinationMain {
    * {@code verify <dataDirectory>}: reads every block of the storage of a data directory no process has open
    * and prints each damaged file; returns the exit status (see {@link #USAGE}).
    */
-  static int verify(String[] args, java.io.PrintStream out, java.io.PrintStream err) {
+  static int verify(String[] args, PrintStream out, PrintStream err) {
     if (args.length != 2 || args[1].startsWith("-")) {
       err.println("verify takes one argument, the data directory" + System.lineSeparator() + USAGE);
       return 2;
@@ -243,11 +253,11 @@ public final class CoordinationMain {
     Path dir = Path.of(args[1]);
     List<String> damaged;
     try {
-      damaged = io.github.fdbcoord.embedded.EmbeddedDatabase.verify(dir);
+      damaged = EmbeddedDatabase.verify(dir);
     } catch (IllegalStateException | IllegalArgumentException e) {
       err.println("verify: " + e.getMessage());
       return 2;
-    } catch (java.io.UncheckedIOException e) {
+    } catch (UncheckedIOException e) {
       err.println("verify: " + e.getMessage());
       return 1;
     }
@@ -307,7 +317,7 @@ public final class CoordinationMain {
    */
   private static void warnUnlessExitOnOutOfMemory() {
     try {
-      var hotspot = ManagementFactory.getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class);
+      var hotspot = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
       if (hotspot == null) {
         return;
       }

@@ -1,5 +1,6 @@
 package io.github.fdbcoord.service;
 
+import com.apple.foundationdb.FDBException;
 import io.github.fdbcoord.client.CoordinationClient;
 import com.apple.foundationdb.Database;
 import com.apple.foundationdb.directory.DirectoryLayer;
@@ -8,6 +9,7 @@ import io.github.fdbcoord.allocator.AllocatorService;
 import io.github.fdbcoord.allocator.AllocatorServiceOptions;
 import io.github.fdbcoord.directory.DirectoryService;
 import io.github.fdbcoord.directory.DirectoryServiceOptions;
+import io.github.fdbcoord.embedded.EmbeddedDatabase;
 import io.github.fdbcoord.fdb.FdbErrors;
 import io.github.fdbcoord.interner.InternerOptions;
 import io.github.fdbcoord.interner.InternerService;
@@ -22,18 +24,29 @@ import io.github.fdbcoord.service.eventbus.MutexVerticle;
 import io.github.fdbcoord.service.eventbus.StoreWorkers;
 import io.github.fdbcoord.service.http.HttpVerticle;
 import io.github.fdbcoord.store.Store;
+import io.micrometer.core.instrument.Gauge;
+import io.vertx.core.Deployable;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import io.vertx.core.internal.logging.Logger;
 import io.vertx.core.internal.logging.LoggerFactory;
 
@@ -57,8 +70,8 @@ public final class CoordinationVerticle extends VerticleBase {
   private final Database sharedDatabase;
   private final Metrics metrics;
   /** The store's held-commits gauge, removed at stop (null before the store opens). */
-  private io.micrometer.core.instrument.Gauge heldGauge;
-  private io.micrometer.core.instrument.Gauge damageGauge;
+  private Gauge heldGauge;
+  private Gauge damageGauge;
   private CoordinationConfig config;
   private StoreWorkers workers;
   private Store store;
@@ -71,13 +84,14 @@ public final class CoordinationVerticle extends VerticleBase {
   private String storeId;
   private MessageConsumer<JsonObject> identityConsumer;
   private static final long PROBE_TIMEOUT_MS = 5_000;
-  private static final String HOST = java.lang.management.ManagementFactory.getRuntimeMXBean().getName();
+  private static final String HOST = ManagementFactory.getRuntimeMXBean().getName();
 
   /** Configured by the deployment's config (DeploymentOptions.setConfig). */
   public CoordinationVerticle() {
     this(null, null, new Metrics());
   }
 
+  /** Configured by {@code config} (null: the deployment's config), opening its own store. */
   public CoordinationVerticle(JsonObject config) {
     this(config, null, new Metrics());
   }
@@ -87,12 +101,20 @@ public final class CoordinationVerticle extends VerticleBase {
     this(config, database, new Metrics());
   }
 
+  /**
+   * Uses {@code database} when not null (as {@link #CoordinationVerticle(JsonObject, Database)}) and records
+   * its meters in {@code metrics} (the stand-alone main shares that registry with Vert.x's own metrics).
+   */
   public CoordinationVerticle(JsonObject config, Database database, Metrics metrics) {
     this.explicitConfig = config;
     this.sharedDatabase = database;
     this.metrics = metrics;
   }
 
+  /**
+   * Reads the configuration, opens the store, claims the event-bus prefix and deploys the layer verticles
+   * and the HTTP server; on failure, closes what it opened and fails with the cause.
+   */
   @Override
   public Future<?> start() {
     try {
@@ -140,7 +162,7 @@ public final class CoordinationVerticle extends VerticleBase {
           }, workers.executor())
           .orTimeout(START_STORE_TIMEOUT_MS, TimeUnit.MILLISECONDS)
           .exceptionallyCompose(e -> CompletableFuture.failedFuture(
-              FdbErrors.unwrap(e) instanceof java.util.concurrent.TimeoutException
+              FdbErrors.unwrap(e) instanceof TimeoutException
                   ? new IllegalStateException("store " + storeDescription() + " did not open the root directory "
                       + config.rootDirectory() + " within " + START_STORE_TIMEOUT_MS / 1000 + " s"
                       + heldSuffix(database))
@@ -166,19 +188,19 @@ public final class CoordinationVerticle extends VerticleBase {
   }
 
   /** "N files, M MiB" in the data directory that the embedded engine is about to recover, or null. */
-  private static String recoveryDescription(java.nio.file.Path dataDirectory) {
-    if (dataDirectory == null || !java.nio.file.Files.isDirectory(dataDirectory)) {
+  private static String recoveryDescription(Path dataDirectory) {
+    if (dataDirectory == null || !Files.isDirectory(dataDirectory)) {
       return null;
     }
-    try (var files = java.nio.file.Files.list(dataDirectory)) {
+    try (var files = Files.list(dataDirectory)) {
       long[] countAndBytes = new long[2];
-      files.filter(java.nio.file.Files::isRegularFile).forEach(f -> {
+      files.filter(Files::isRegularFile).forEach(f -> {
         countAndBytes[0]++;
         countAndBytes[1] += f.toFile().length();
       });
-      return countAndBytes[0] + " files, " + String.format(java.util.Locale.ROOT, "%.1f", countAndBytes[1] / 1048576.0)
+      return countAndBytes[0] + " files, " + String.format(Locale.ROOT, "%.1f", countAndBytes[1] / 1048576.0)
           + " MiB";
-    } catch (java.io.IOException | java.io.UncheckedIOException e) {
+    } catch (IOException | UncheckedIOException e) {
       return null;
     }
   }
@@ -186,7 +208,7 @@ public final class CoordinationVerticle extends VerticleBase {
   /** What the store is, for logs and the identity probe: engine and where its data lives. */
   String storeDescription() {
     if (sharedDatabase != null) {
-      return "shared " + (sharedDatabase instanceof io.github.fdbcoord.embedded.EmbeddedDatabase e
+      return "shared " + (sharedDatabase instanceof EmbeddedDatabase e
           ? (e.embeddedOptions().dataDirectory() == null ? "embedded(in memory)"
               : "embedded(" + e.embeddedOptions().dataDirectory() + ")")
           : sharedDatabase.getClass().getSimpleName());
@@ -205,7 +227,7 @@ public final class CoordinationVerticle extends VerticleBase {
   private Future<?> claimAddressPrefix() {
     String address = config.storeAddress();
     JsonObject mine = new JsonObject().put("storeId", storeId).put("store", storeDescription())
-        .put("rootDirectory", new io.vertx.core.json.JsonArray(config.rootDirectory())).put("host", HOST);
+        .put("rootDirectory", new JsonArray(config.rootDirectory())).put("host", HOST);
     return vertx.eventBus().<JsonObject>request(address, mine, new DeliveryOptions().setSendTimeout(PROBE_TIMEOUT_MS))
         .transform(ar -> {
           if (ar.succeeded()) {
@@ -277,7 +299,7 @@ public final class CoordinationVerticle extends VerticleBase {
     LocalLayers local = new LocalLayers();
     mutexVerticle = new MutexVerticle(config.mutexAddress(), config.addressPrefix(), layers.mutexes(),
         config.maxAcquireTimeout(), config.maxWatched(), config.watchLease(), workers, metrics);
-    List<io.vertx.core.Deployable> verticles = new ArrayList<>(List.of(
+    List<Deployable> verticles = new ArrayList<>(List.of(
         new DirectoryVerticle(config.directoryAddress(), layers.directories(), config.maxPageSize(),
             config.rootDirectory(), workers, metrics).servedLocally(local),
         new AllocatorVerticle(config.allocatorAddress(), layers.allocators(), workers, metrics).servedLocally(local),
@@ -290,7 +312,7 @@ public final class CoordinationVerticle extends VerticleBase {
       verticles.add(http);
     }
     Future<?> chain = Future.succeededFuture();
-    for (io.vertx.core.Deployable v : verticles) {
+    for (Deployable v : verticles) {
       chain = chain.compose(x -> vertx.deployVerticle(v).onSuccess(deployments::add));
     }
     return chain;
@@ -305,19 +327,19 @@ public final class CoordinationVerticle extends VerticleBase {
    * reads its storage on the calling thread, so its calls start on a store worker.
    */
   private static boolean neverBlocksCaller(Database database) {
-    return !(database instanceof io.github.fdbcoord.embedded.EmbeddedDatabase embedded)
+    return !(database instanceof EmbeddedDatabase embedded)
         || embedded.embeddedOptions().dataDirectory() == null;
   }
 
   /** Why the embedded engine holds commits back (its disk is low on space), or null. */
   private static String heldCommits(Database database) {
-    return database instanceof io.github.fdbcoord.embedded.EmbeddedDatabase embedded
+    return database instanceof EmbeddedDatabase embedded
         ? embedded.commitsHeldBecause().orElse(null) : null;
   }
 
   /** The damage the embedded engine found in its storage's files (naming the first damaged file), or null. */
   private static String storageDamage(Database database) {
-    return database instanceof io.github.fdbcoord.embedded.EmbeddedDatabase embedded
+    return database instanceof EmbeddedDatabase embedded
         ? embedded.storageDamage().orElse(null) : null;
   }
 
@@ -331,8 +353,8 @@ public final class CoordinationVerticle extends VerticleBase {
    * Backs the store up into {@code target} on a store worker (see {@code EmbeddedDatabase.backup}):
    * the backup's version, size, file count and duration. Only the durable embedded engine has backups.
    */
-  Future<JsonObject> backup(java.nio.file.Path target) {
-    if (!(database instanceof io.github.fdbcoord.embedded.EmbeddedDatabase embedded)
+  Future<JsonObject> backup(Path target) {
+    if (!(database instanceof EmbeddedDatabase embedded)
         || embedded.embeddedOptions().dataDirectory() == null) {
       return Future.failedFuture(new IllegalStateException("the store " + storeDescription() + " has no online backup"
           + " here: only the durable embedded engine (store.dataDirectory) has one; back FoundationDB up with"
@@ -367,8 +389,8 @@ public final class CoordinationVerticle extends VerticleBase {
             .put("writeMs", (System.nanoTime() - start) / 1_000_000.0))
         .recover(failure -> {
           Throwable e = FdbErrors.unwrap(failure);
-          boolean timedOut = e instanceof java.util.concurrent.TimeoutException
-              || e instanceof com.apple.foundationdb.FDBException f && f.getCode() == FdbErrors.TRANSACTION_TIMED_OUT;
+          boolean timedOut = e instanceof TimeoutException
+              || e instanceof FDBException f && f.getCode() == FdbErrors.TRANSACTION_TIMED_OUT;
           // The embedded engine knows why it holds commits back: say it rather than only "no commit".
           return Future.failedFuture(new IllegalStateException("store refuses writes: "
               + (timedOut ? "no commit within " + HEALTH_TIMEOUT_MS / 1000 + " s" : String.valueOf(e))
@@ -376,11 +398,12 @@ public final class CoordinationVerticle extends VerticleBase {
         });
   }
 
+  /** Undeploys the verticles (releasing this node's grants while the store is open), then closes the store. */
   @Override
   public Future<?> stop() {
     // Layer verticles first (the mutex verticle releases this node's grants while the store is open).
     List<String> ids = new ArrayList<>(deployments);
-    java.util.Collections.reverse(ids);
+    Collections.reverse(ids);
     Future<?> chain = identityConsumer == null ? Future.succeededFuture() : identityConsumer.unregister();
     for (String id : ids) {
       chain = chain.transform(x -> vertx.deploymentIDs().contains(id) ? vertx.undeploy(id) : Future.succeededFuture());
@@ -440,6 +463,7 @@ public final class CoordinationVerticle extends VerticleBase {
     return storeId;
   }
 
+  /** The meters of this service (served at {@code /metrics}). */
   public Metrics metrics() {
     return metrics;
   }

@@ -10,11 +10,13 @@ import io.github.fdbcoord.client.wire.AllocatorWire;
 public final class AllocatorVerticle extends LayerVerticle {
   private final AllocatorService allocators;
 
+  /** Serves {@code allocators} on {@code address}, running its calls on {@code workers}. */
   public AllocatorVerticle(String address, AllocatorService allocators, StoreWorkers workers, Metrics metrics) {
     super(address, workers, metrics);
     this.allocators = allocators;
   }
 
+  /** Registers allocate and allocatePrefix. */
   @Override
   protected void registerActions() {
     action(AllocatorWire.ALLOCATE, body -> {

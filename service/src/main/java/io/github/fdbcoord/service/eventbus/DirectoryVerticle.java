@@ -6,6 +6,7 @@ import io.github.fdbcoord.api.DirectoryPage;
 import io.github.fdbcoord.directory.DirectoryPaths;
 import io.github.fdbcoord.directory.DirectoryService;
 import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 import java.util.ArrayList;
@@ -37,6 +38,7 @@ public final class DirectoryVerticle extends LayerVerticle {
     this.reserved = List.copyOf(reserved);
   }
 
+  /** Registers the directory actions, each refusing the reserved root. */
   @Override
   protected void registerActions() {
     action(DirectoryWire.CREATE, body -> {
@@ -126,12 +128,12 @@ public final class DirectoryVerticle extends LayerVerticle {
     if (raw == null) {
       throw FailureCodes.badRequest("field '" + field + "' is missing: expected an array of strings");
     }
-    if (!(raw instanceof io.vertx.core.json.JsonArray)) {
+    if (!(raw instanceof JsonArray)) {
       throw FailureCodes.badRequest("field '" + field + "' must be an array of strings, got " + Requests.describe(raw));
     }
     List<String> path;
     try {
-      path = DirectoryPaths.validate(((io.vertx.core.json.JsonArray) raw).getList(), allowRoot);
+      path = DirectoryPaths.validate(((JsonArray) raw).getList(), allowRoot);
     } catch (RuntimeException e) {
       throw FailureCodes.badRequest("field '" + field + "': " + e.getMessage());
     }

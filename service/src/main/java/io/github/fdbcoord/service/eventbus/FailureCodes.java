@@ -2,6 +2,7 @@ package io.github.fdbcoord.service.eventbus;
 
 import static io.github.fdbcoord.fdb.FdbErrors.unwrap;
 
+import com.apple.foundationdb.FDBException;
 import io.github.fdbcoord.api.CoordinationException;
 import io.github.fdbcoord.api.FailureKind;
 import io.github.fdbcoord.client.wire.WireProtocol;
@@ -44,6 +45,7 @@ public final class FailureCodes {
     return new ReplyException(ReplyFailure.RECIPIENT_FAILURE, code, reason + ": " + message);
   }
 
+  /** A {@link FailureKind#BAD_REQUEST} failure: the request itself is wrong. */
   public static ReplyException badRequest(String message) {
     return failure(FailureKind.BAD_REQUEST, message);
   }
@@ -85,7 +87,7 @@ public final class FailureCodes {
     // Damaged storage under whatever a layer wrapped it in: its own reason, so that clients and operators
     // tell it from a store that is merely out of reach.
     for (Throwable c = e; c != null; c = c.getCause()) {
-      if (c instanceof com.apple.foundationdb.FDBException f && f.getCode() == FdbErrors.FILE_CORRUPT) {
+      if (c instanceof FDBException f && f.getCode() == FdbErrors.FILE_CORRUPT) {
         return failure(UNAVAILABLE, "store_corrupt", "store error " + f.getCode() + ": " + f.getMessage());
       }
     }

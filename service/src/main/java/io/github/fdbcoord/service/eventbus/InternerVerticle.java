@@ -16,6 +16,7 @@ public final class InternerVerticle extends LayerVerticle {
   private final InternerService interners;
   private final int maxBatchSize;
 
+  /** Serves {@code interners} on {@code address}; a request carries at most {@code maxBatchSize} strings or ids. */
   public InternerVerticle(String address, InternerService interners, int maxBatchSize, StoreWorkers workers,
       Metrics metrics) {
     super(address, workers, metrics);
@@ -23,6 +24,7 @@ public final class InternerVerticle extends LayerVerticle {
     this.maxBatchSize = maxBatchSize;
   }
 
+  /** Registers intern, resolve, lookup, stats, list, listNamespaces and removeNamespace. */
   @Override
   protected void registerActions() {
     action(InternerWire.INTERN, body -> {

@@ -39,10 +39,12 @@ public final class Metrics {
 
   private record HttpKey(String route, int status) {}
 
+  /** Meters in a registry of their own. */
   public Metrics() {
     this(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
   }
 
+  /** Meters in {@code registry}, which this adds its filters to. */
   public Metrics(PrometheusMeterRegistry registry) {
     this.registry = registry;
     // vertx-micrometer-metrics registers these gauges once per event-bus address, but without the
@@ -60,6 +62,7 @@ public final class Metrics {
         && id.getName().startsWith("vertx.http.server.")));
   }
 
+  /** The registry the meters are in (Vert.x's Micrometer metrics bind to it too). */
   public PrometheusMeterRegistry registry() {
     return registry;
   }

@@ -63,6 +63,11 @@ public final class MutexVerticle extends LayerVerticle {
 
   private record Grant(String name, String owner, FencingToken token) {}
 
+  /**
+   * Serves {@code mutexes} on {@code address} and publishes lock events under {@code addressPrefix}:
+   * acquires wait at most {@code maxAcquireTimeout}, at most {@code maxWatched} mutexes are watched at once, and a
+   * watch lasts {@code watchLease} unless renewed.
+   */
   public MutexVerticle(String address, String addressPrefix, MutexService mutexes, Duration maxAcquireTimeout,
       int maxWatched, Duration watchLease, StoreWorkers workers, Metrics metrics) {
     super(address, workers, metrics);
@@ -73,6 +78,7 @@ public final class MutexVerticle extends LayerVerticle {
     this.watchLease = watchLease;
   }
 
+  /** Starts pinging waiting requesters and sweeping expired watches, then serves the actions. */
   @Override
   public Future<?> start() {
     livenessTimer = vertx.setPeriodic(mutexes.options().heartbeatInterval().toMillis(), id -> waits.pingRequesters(vertx,
@@ -82,6 +88,7 @@ public final class MutexVerticle extends LayerVerticle {
     return super.start();
   }
 
+  /** Registers the mutex actions (see the class comment). */
   @Override
   protected void registerActions() {
     action(MutexWire.TRY_ACQUIRE, body -> {
@@ -195,6 +202,7 @@ public final class MutexVerticle extends LayerVerticle {
     }).map(token -> held(name, owner, token));
   }
 
+  /** Ends every wait (503 closed), releases the grants obtained through this verticle and ends the watches. */
   @Override
   public Future<?> stop() {
     stopping = true;

@@ -41,6 +41,7 @@ public final class Requests {
     return (String) v;
   }
 
+  /** The boolean {@code field}, or {@code def} when absent. */
   public static boolean optionalBoolean(JsonObject body, String field, boolean def) {
     Object v = body.getValue(field);
     if (v == null) {
@@ -52,6 +53,7 @@ public final class Requests {
     return (Boolean) v;
   }
 
+  /** The integer {@code field} between {@code min} and {@code max}, or null when absent. */
   public static Long optionalLong(JsonObject body, String field, long min, long max) {
     Object v = body.getValue(field);
     if (v == null) {
@@ -84,6 +86,7 @@ public final class Requests {
     return new ArrayList<>(a.getList());
   }
 
+  /** The array of strings {@code field}, of at most {@code maxItems}. */
   public static List<String> requiredStrings(JsonObject body, String field, int maxItems) {
     List<Object> raw = requiredList(body, field, maxItems);
     List<String> out = new ArrayList<>(raw.size());
@@ -119,6 +122,7 @@ public final class Requests {
     }
   }
 
+  /** {@code v}'s JSON kind and its text, cut short, for a message about a wrong value. */
   public static String describe(Object v) {
     if (v == null) {
       return "null";

@@ -4,7 +4,9 @@ import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -33,6 +35,7 @@ public final class StoreWorkers implements AutoCloseable {
    */
   private volatile boolean onCallerThread;
 
+  /** A pool of {@code threads} daemon threads named {@link #THREAD_PREFIX}{@code n}. */
   public StoreWorkers(int threads) {
     AtomicInteger n = new AtomicInteger();
     ThreadFactory factory = r -> {
@@ -44,6 +47,7 @@ public final class StoreWorkers implements AutoCloseable {
         factory);
   }
 
+  /** The pool itself: the store's transactions complete on it. */
   public ExecutorService executor() {
     return executor;
   }
@@ -103,8 +107,8 @@ public final class StoreWorkers implements AutoCloseable {
     try {
       failed.join();
       return new IllegalStateException("not failed");
-    } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException e) {
-      return e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
+    } catch (CompletionException | CancellationException e) {
+      return e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
     }
   }
 
@@ -136,6 +140,7 @@ public final class StoreWorkers implements AutoCloseable {
     return Future.fromCompletionStage(stage, context);
   }
 
+  /** Shuts the pool down (queued tasks still run). */
   @Override
   public void close() {
     executor.shutdown();

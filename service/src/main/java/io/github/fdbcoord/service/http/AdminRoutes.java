@@ -8,6 +8,7 @@ import io.vertx.ext.web.RoutingContext;
 import java.io.UncheckedIOException;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
+import java.util.concurrent.CompletionException;
 import java.util.function.Function;
 
 import static io.github.fdbcoord.service.http.HttpResponses.abbreviate;
@@ -66,7 +67,7 @@ final class AdminRoutes {
         json(ctx, 200, ar.result());
         return;
       }
-      Throwable e = ar.cause() instanceof java.util.concurrent.CompletionException c && c.getCause() != null
+      Throwable e = ar.cause() instanceof CompletionException c && c.getCause() != null
           ? c.getCause() : ar.cause();
       if (e instanceof IllegalArgumentException) {
         error(ctx, 400, "bad_request", e.getMessage());

@@ -12,6 +12,7 @@ import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.http.ServerWebSocket;
 import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
@@ -19,6 +20,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
 
 /**
  * One WebSocket client. It sends {@code {"subscribe": ["m1", ...]}} / {@code {"unsubscribe": [...]}};
@@ -47,12 +50,12 @@ final class WebSocketSession {
   /** Live events of mutexes whose replay is under way: pushed after it, in sequence order. */
   private final Map<String, List<JsonObject>> held = new HashMap<>();
   /** This connection's watcher id: its watches are renewed while it lives and given back when it ends. */
-  private final String watcher = "ws-" + java.util.UUID.randomUUID();
-  private final java.util.Set<WebSocketSession> sessions;
+  private final String watcher = "ws-" + UUID.randomUUID();
+  private final Set<WebSocketSession> sessions;
   private final long renewTimer;
 
   WebSocketSession(Vertx vertx, ServerWebSocket ws, HttpOptions options, CoordinationClient client,
-      java.util.Set<WebSocketSession> sessions) {
+      Set<WebSocketSession> sessions) {
     this.vertx = vertx;
     this.ws = ws;
     this.options = options;
@@ -97,7 +100,7 @@ final class WebSocketSession {
   private void onText(String text) {
     JsonObject msg;
     try {
-      Object v = io.vertx.core.json.Json.decodeValue(text);
+      Object v = Json.decodeValue(text);
       if (!(v instanceof JsonObject)) {
         error("a message must be a JSON object, got " + Requests.describe(v));
         return;
