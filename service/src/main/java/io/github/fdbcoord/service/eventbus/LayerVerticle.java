@@ -17,7 +17,7 @@ import java.util.function.Supplier;
 /**
  * One layer served on one event-bus address: a request is a JSON object body with an
  * {@code action} header; the reply is a JSON object, or a {@link ReplyException}
- * with a {@link FailureCodes} code. Subclasses register their actions in {@link #actions}.
+ * with a {@link FailureCodes} code. Subclasses register their actions with {@link #action}.
  */
 public abstract class LayerVerticle extends VerticleBase {
   /** Header naming the operation. */
