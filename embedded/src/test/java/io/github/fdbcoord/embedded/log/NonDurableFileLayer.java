@@ -178,7 +178,7 @@ public final class NonDurableFileLayer implements FileLayer {
   private void passHolds(Hold.Call call, Path path) {
     for (Hold hold : holds) {
       if (hold.call == call && hold.which.test(path) && holds.remove(hold)) {
-        hold.hold(path);
+        hold.hold();
         return;
       }
     }
@@ -197,16 +197,14 @@ public final class NonDurableFileLayer implements FileLayer {
     private final CountDownLatch released = new CountDownLatch(1);
     private volatile boolean powerLossOnRelease;
     private volatile Thread thread;
-    private volatile Path path;
 
     private Hold(Call call, Predicate<Path> which) {
       this.call = call;
       this.which = which;
     }
 
-    private void hold(Path held) {
+    private void hold() {
       thread = Thread.currentThread();
-      path = held;
       reached.countDown();
       boolean interrupted = false;
       while (true) {
@@ -235,11 +233,6 @@ public final class NonDurableFileLayer implements FileLayer {
         throw new AssertionError("no " + call.name().toLowerCase(java.util.Locale.ROOT) + " reached the hold");
       }
       return thread;
-    }
-
-    /** The path of the call held here (a directory for a space check or a directory sync), or null. */
-    public Path path() {
-      return path;
     }
 
     /** Lets the held call (or the next one this hold takes) go on. */
