@@ -1,6 +1,7 @@
 package io.github.fdbcoord.embedded.engine;
 
 import io.github.fdbcoord.embedded.log.CommitLog;
+import io.github.fdbcoord.embedded.log.LogFailedException;
 import io.github.fdbcoord.embedded.log.LogStalledException;
 import io.github.fdbcoord.embedded.log.LogRecordWriter;
 import io.github.fdbcoord.embedded.resolver.ConflictHistory;
@@ -399,6 +400,12 @@ public final class Engine implements TransactionEngine, AutoCloseable {
         // The log keeps the record and writes it once space is back: the commit may yet happen.
         throw new FDBException(FdbErrors.message(FdbErrors.COMMIT_UNKNOWN_RESULT) + ": " + stalled.getMessage()
             + "; new commits wait until then", FdbErrors.COMMIT_UNKNOWN_RESULT);
+      }
+      if (FdbErrors.unwrap(t) instanceof LogFailedException refused) {
+        // The log had failed before this record reached it, whichever thread met that failure and
+        // whether or not the engine has stopped yet: this commit did not happen, as none after the stop.
+        stop("commit log", refused.getCause());
+        throw failure;
       }
       if (t != null) {
         // Later operations fail for good; this commit may be on disk all the same and recovered

@@ -153,8 +153,9 @@ public final class CommitLog implements AutoCloseable {
    * Returns quickly (no fsync on the caller's thread); the future completes once the record and all before
    * it are fsynced. Futures complete in order on the log's completion thread (the engine hops to its
    * executor itself; continuations there delay other commits' completions, not the next fsync). If an
-   * I/O error happens, that future and all later ones fail with the IOException (wrapped in
-   * UncheckedIOException) and the log refuses further appends.
+   * I/O error happens, the futures of every record queued by then fail with the IOException (wrapped in
+   * UncheckedIOException; such a record may be on disk) and the log refuses further appends: their
+   * futures fail at once with {@link LogFailedException} (those records were not written).
    *
    * <p>The log keeps {@code payload} until it is written: the caller must not change it afterwards.
    *

@@ -122,7 +122,9 @@ final class GroupCommitWriter {
         throw new IllegalStateException("commit log " + dir + " is closed");
       }
       if (failure != null) {
-        return CompletableFuture.failedFuture(new UncheckedIOException(failure));
+        // Decided under the mutex the sync thread sets the failure under: a record is either queued
+        // before it (its outcome then unknown) or refused here (then certainly not written).
+        return CompletableFuture.failedFuture(new LogFailedException(dir, failure));
       }
       if (version <= lastVersion) {
         throw new IllegalArgumentException("commit log versions must ascend: got " + version + " after "

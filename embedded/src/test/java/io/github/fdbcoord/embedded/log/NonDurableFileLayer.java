@@ -18,6 +18,10 @@ import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 
 /**
  * An in-memory {@link FileLayer} that is durable only where a real disk must be, after FoundationDB's
@@ -30,6 +34,10 @@ import java.util.concurrent.CompletableFuture;
  * #powerLossAtForce} or {@link #powerLoss()} now); from then on every operation fails with an
  * {@link IOException}, as if the machine had stopped. {@link #afterPowerLoss} gives the disk as the next
  * boot would find it, to reopen over. {@link #forceDelay} makes every force slow, as a disk's fsync is.
+ * {@link #holdForce} stops the thread of a chosen force as it starts, until the test lets it go on or
+ * cuts the power under it ({@link #powerLossAtForceOf} without the wait), so that a test decides which
+ * thread meets a failure and what the others are doing meanwhile; {@link #holdSpaceCheck} stops the next
+ * thread that asks for the free space.
  *
  * <p>Directories exist once created and are never lost; file locks are per instance (one "machine").
  */
@@ -104,6 +112,8 @@ public final class NonDurableFileLayer implements FileLayer {
   private boolean lost;
   private volatile long forceDelayNanos;
   private volatile long usableSpace = Long.MAX_VALUE;
+  /** Armed holds, oldest first; each one takes the first call it matches. */
+  private final List<Hold> holds = new CopyOnWriteArrayList<>();
 
   public NonDurableFileLayer() {}
 
@@ -129,6 +139,119 @@ public final class NonDurableFileLayer implements FileLayer {
   /** Power is lost as the {@code n}-th force (counted from 1) starts; that force fails and makes nothing durable. */
   public synchronized void powerLossAtForce(long n) {
     powerLossAtForce = n;
+  }
+
+  /**
+   * Holds the next force (of a file, or a directory sync) of a path {@code which} accepts as it starts,
+   * before it counts: its thread waits until {@link Hold#release} (the force then goes on) or
+   * {@link Hold#releaseIntoPowerLoss} (it then fails, and with it everything after).
+   */
+  public Hold holdForce(Predicate<Path> which) {
+    return arm(new Hold(Hold.Call.FORCE, which));
+  }
+
+  /**
+   * Power is lost as the next force of a path {@code which} accepts starts, whichever thread it is on;
+   * that force fails and makes nothing durable. Unlike {@link #powerLossAtForce}, forces of other files
+   * (another thread's manifest or directory sync) do not take it.
+   */
+  public Hold powerLossAtForceOf(Predicate<Path> which) {
+    Hold hold = holdForce(which);
+    hold.releaseIntoPowerLoss();
+    return hold;
+  }
+
+  /**
+   * Holds the next call of {@link #usableSpace} (the engine's applier asks every 200 ms): a test stops the
+   * applier with it, so that nothing but the threads it drives touches the disk meanwhile.
+   */
+  public Hold holdSpaceCheck() {
+    return arm(new Hold(Hold.Call.SPACE_CHECK, p -> true));
+  }
+
+  private Hold arm(Hold hold) {
+    holds.add(hold);
+    return hold;
+  }
+
+  /** Lets the first armed hold that matches this call stop its thread. Called outside the layer's lock. */
+  private void passHolds(Hold.Call call, Path path) {
+    for (Hold hold : holds) {
+      if (hold.call == call && hold.which.test(path) && holds.remove(hold)) {
+        hold.hold();
+        return;
+      }
+    }
+  }
+
+  /**
+   * A call stopped as it starts (see {@link #holdForce}, {@link #holdSpaceCheck}); closing it releases it
+   * if nothing else did, so that a failed test does not leave a thread of the engine waiting.
+   */
+  public final class Hold implements AutoCloseable {
+    private enum Call { FORCE, SPACE_CHECK }
+
+    private final Call call;
+    private final Predicate<Path> which;
+    private final CountDownLatch reached = new CountDownLatch(1);
+    private final CountDownLatch released = new CountDownLatch(1);
+    private volatile boolean powerLossOnRelease;
+    private volatile Thread thread;
+
+    private Hold(Call call, Predicate<Path> which) {
+      this.call = call;
+      this.which = which;
+    }
+
+    private void hold() {
+      thread = Thread.currentThread();
+      reached.countDown();
+      boolean interrupted = false;
+      while (true) {
+        try {
+          released.await();
+          break;
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+      if (powerLossOnRelease) {
+        powerLoss();
+      }
+    }
+
+    /**
+     * Waits until a call was stopped here; returns its thread.
+     *
+     * @throws AssertionError if none came within a minute
+     */
+    public Thread awaitReached() throws InterruptedException {
+      if (!reached.await(1, TimeUnit.MINUTES)) {
+        throw new AssertionError("no " + call.name().toLowerCase(java.util.Locale.ROOT) + " reached the hold");
+      }
+      return thread;
+    }
+
+    /** Lets the held call (or the next one this hold takes) go on. */
+    public void release() {
+      released.countDown();
+    }
+
+    /** Cuts the power as the held call (or the next one this hold takes) goes on: a force then fails. */
+    public void releaseIntoPowerLoss() {
+      powerLossOnRelease = true;
+      released.countDown();
+    }
+
+    /** Disarms the hold if nothing took it, and lets a held call go on. */
+    @Override
+    public void close() {
+      holds.remove(this);
+      released.countDown();
+    }
   }
 
   /** Power is lost now. */
@@ -274,11 +397,13 @@ public final class NonDurableFileLayer implements FileLayer {
   }
 
   private final class File implements OpenFile {
+    private final Path path;
     private final Inode inode;
     private final boolean writable;
     private boolean closed;
 
-    File(Inode inode, boolean writable) {
+    File(Path path, Inode inode, boolean writable) {
+      this.path = path;
       this.inode = inode;
       this.writable = writable;
     }
@@ -339,6 +464,7 @@ public final class NonDurableFileLayer implements FileLayer {
 
     @Override
     public void force(boolean metadata) throws IOException {
+      passHolds(Hold.Call.FORCE, path);
       long delay = forceDelayNanos;
       if (delay > 0) {
         try {
@@ -394,7 +520,7 @@ public final class NonDurableFileLayer implements FileLayer {
       }
       default -> throw new IllegalArgumentException(String.valueOf(mode));
     }
-    return new File(inode, mode != Mode.READ);
+    return new File(path, inode, mode != Mode.READ);
   }
 
   private Inode create(Path path) throws IOException {
@@ -464,25 +590,30 @@ public final class NonDurableFileLayer implements FileLayer {
   }
 
   @Override
-  public synchronized void syncDirectory(Path dir) throws IOException {
+  public void syncDirectory(Path dir) throws IOException {
     Path d = dir.normalize();
-    if (!directories.contains(d)) {
-      checkPower();
-      throw new FileNotFoundException(d.toString());
-    }
-    operation(true);
-    for (var it = pendingDirOps.iterator(); it.hasNext(); ) {
-      DirOp op = it.next();
-      boolean inDir = (op.from == null || d.equals(op.from.getParent())) && (op.to == null || d.equals(op.to.getParent()));
-      if (inDir) {
-        apply(durableNames, op);
-        it.remove();
+    // Outside the lock: a held sync must not stop the other threads' operations.
+    passHolds(Hold.Call.FORCE, d);
+    synchronized (this) {
+      if (!directories.contains(d)) {
+        checkPower();
+        throw new FileNotFoundException(d.toString());
+      }
+      operation(true);
+      for (var it = pendingDirOps.iterator(); it.hasNext(); ) {
+        DirOp op = it.next();
+        boolean inDir = (op.from == null || d.equals(op.from.getParent())) && (op.to == null || d.equals(op.to.getParent()));
+        if (inDir) {
+          apply(durableNames, op);
+          it.remove();
+        }
       }
     }
   }
 
   @Override
   public long usableSpace(Path dir) {
+    passHolds(Hold.Call.SPACE_CHECK, dir);
     return usableSpace;
   }
 
