@@ -14,6 +14,8 @@ import io.github.fdbcoord.fdb.FdbErrors;
 import io.vertx.core.internal.logging.Logger;
 import io.vertx.core.internal.logging.LoggerFactory;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -222,8 +224,8 @@ public final class Engine implements TransactionEngine, AutoCloseable {
           + e.getMessage(), e));
     } catch (IllegalArgumentException e) {
       return CompletableFuture.failedFuture(e);
-    } catch (java.io.IOException e) {
-      return CompletableFuture.failedFuture(new java.io.UncheckedIOException("cannot create the backup directory "
+    } catch (IOException e) {
+      return CompletableFuture.failedFuture(new UncheckedIOException("cannot create the backup directory "
           + target + ": " + e.getMessage(), e));
     }
     commitLock.lock();
@@ -450,7 +452,7 @@ public final class Engine implements TransactionEngine, AutoCloseable {
       // Commits then fail rather than wait.
       return null;
     }
-    java.io.IOException stall = log.stalledBecause();
+    IOException stall = log.stalledBecause();
     if (stall != null) {
       return "the commit log is out of disk space (" + stall.getMessage() + "); it writes the commits answered"
           + " commit_unknown_result once space is freed";

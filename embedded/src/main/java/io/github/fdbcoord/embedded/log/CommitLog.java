@@ -18,6 +18,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.LongConsumer;
+import java.util.function.LongSupplier;
 
 /**
  * The embedded engine's durable commit log: an append-only log of commit records with group commit,
@@ -269,7 +271,7 @@ public final class CommitLog implements AutoCloseable {
    *
    * @throws IOException when a segment does not hold the records its place in the log says it does
    */
-  public CopiedTail copyForBackup(Path target, StorageCopy storage, java.util.function.LongSupplier through)
+  public CopiedTail copyForBackup(Path target, StorageCopy storage, LongSupplier through)
       throws IOException {
     synchronized (snapshotLock) {
       // Once closed, the directory may belong to another process: read nothing from it.
@@ -342,7 +344,7 @@ public final class CommitLog implements AutoCloseable {
    * Sets what learns, in order with the completion of later records, the version through which
    * records whose futures failed with {@link LogStalledException} are durable after all.
    */
-  public void onDurableAfterStall(java.util.function.LongConsumer listener) {
+  public void onDurableAfterStall(LongConsumer listener) {
     writer.onDurableAfterStall(listener);
   }
 

@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongConsumer;
 
 /**
  * The commit log's group commit: {@link #append} only queues the record. One thread takes everything
@@ -66,7 +67,7 @@ final class GroupCommitWriter {
   /** The highest version whose future failed with a stall and is not yet synced, or -1. */
   private long stalledThrough = -1;
   /** Told the version through which records whose futures failed with a stall are now durable. */
-  private volatile java.util.function.LongConsumer onDurableAfterStall = v -> {};
+  private volatile LongConsumer onDurableAfterStall = v -> {};
   /** Rolls not yet covered by a snapshot, by the version {@link #roll()} returned. */
   private final Map<Long, CompletableFuture<Void>> rolls = new HashMap<>();
 
@@ -238,7 +239,7 @@ final class GroupCommitWriter {
   }
 
   /** See {@link CommitLog#onDurableAfterStall}. */
-  void onDurableAfterStall(java.util.function.LongConsumer listener) {
+  void onDurableAfterStall(LongConsumer listener) {
     onDurableAfterStall = Objects.requireNonNull(listener, "listener");
   }
 
@@ -524,7 +525,7 @@ final class GroupCommitWriter {
     }
     if (unknownThrough >= 0) {
       long durable = Math.min(unknownThrough, lastSynced);
-      java.util.function.LongConsumer listener = onDurableAfterStall;
+      LongConsumer listener = onDurableAfterStall;
       completer.execute(() -> listener.accept(durable));
     }
   }
