@@ -223,7 +223,9 @@ public class FdbClusterManager implements ClusterManager {
     FailureDetector d = new FailureDetector(options.suspicionWindow(), state);
     d.attach(nodeId, store, threads, membership);
     detector = d;
-    return d.listen();
+    // The event bus's host: Vert.x's EventBusOptions host when it names one, else ours.
+    String host = vertx != null && vertx.clusterManager() == this ? eventBusHostOf(vertx) : null;
+    return d.listen(host != null ? host : clusterHost());
   }
 
   private Database openDatabase() {
