@@ -223,9 +223,9 @@ public class FdbClusterManager implements ClusterManager {
     FailureDetector d = new FailureDetector(options.suspicionWindow(), state);
     d.attach(nodeId, store, threads, membership);
     detector = d;
-    // The event bus's host: Vert.x's EventBusOptions host when it names one, else ours.
-    String host = vertx != null && vertx.clusterManager() == this ? eventBusHostOf(vertx) : null;
-    return d.listen(host != null ? host : clusterHost());
+    // The event bus's host unless Vert.x's EventBusOptions name another, which the node info then
+    // tells: the detector moves there (Membership.setNodeInfo).
+    return d.listen(clusterHost());
   }
 
   private Database openDatabase() {

@@ -174,6 +174,37 @@ public final class FailureDetector {
     return accepted.size();
   }
 
+  /**
+   * Listens on {@code host} instead, when the event bus turned out to listen there (Vert.x's
+   * {@code EventBusOptions} named it): completes with the new port, null when the detector already
+   * listens on {@code host}. The old server stays open until {@link #closeReplaced()}, so that the
+   * peers connected to it are not refused before they can read the new port.
+   */
+  CompletableFuture<Integer> moveTo(String newHost) {
+    if (newHost == null || newHost.isEmpty() || newHost.equals(host) || closed.get()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    NetServer s = vertx.createNetServer();
+    s.connectHandler(this::accept);
+    return s.listen(0, newHost).toCompletionStage().toCompletableFuture().thenApply(x -> {
+      replaced = server;
+      server = s;
+      host = newHost;
+      return s.actualPort();
+    });
+  }
+
+  private volatile NetServer replaced;
+
+  /** Closes the server {@link #moveTo} replaced, once the new port is published. */
+  void closeReplaced() {
+    NetServer old = replaced;
+    replaced = null;
+    if (old != null) {
+      old.close();
+    }
+  }
+
   /** The port peers connect to. */
   int port() {
     return server.actualPort();
@@ -357,6 +388,7 @@ public final class FailureDetector {
     accepted.forEach(NetSocket::close);
     NetServer s = server;
     NetClient c = client;
+    closeReplaced();
     Future<Void> serverClosed = s == null ? Future.succeededFuture() : s.close();
     if (c != null) {
       c.close();
