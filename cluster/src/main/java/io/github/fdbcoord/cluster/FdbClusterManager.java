@@ -223,7 +223,9 @@ public class FdbClusterManager implements ClusterManager {
     FailureDetector d = new FailureDetector(options.suspicionWindow(), state);
     d.attach(nodeId, store, threads, membership);
     detector = d;
-    return d.listen();
+    // The event bus's host unless Vert.x's EventBusOptions name another, which the node info then
+    // tells: the detector moves there (Membership.setNodeInfo).
+    return d.listen(clusterHost());
   }
 
   private Database openDatabase() {

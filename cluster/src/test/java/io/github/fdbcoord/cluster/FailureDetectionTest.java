@@ -339,4 +339,54 @@ class FailureDetectionTest {
     assertEquals(Duration.ofMillis(100), smallest.nodeLease());
     assertEquals(smallest.toJson(), new FdbClusterManagerOptions(smallest.toJson()).toJson());
   }
+
+  @Test
+  void theDetectorListensOnTheEventBusHostAndKeepsOnlyABoundedNumberOfMembersConnections() throws Exception {
+    FdbClusterManager a = join(longLease());
+    FdbClusterManager b = join(longLease());
+    String address = StoreProbe.detectorAddress(a.detector());
+    assertTrue(address.startsWith(FdbClusterManagerOptions.DEFAULT_EVENT_BUS_HOST + ":"), address);
+    int port = Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
+    int bound = StoreProbe.detectorConnections(a.detector())[1];
+    assertTrue(bound < 100, "bound " + bound);
+    waitUntil("B's connection to A", () -> StoreProbe.detectorConnections(a.detector())[0] >= 1, Duration.ofSeconds(10));
+
+    // A flood of idle connections from loopback (what used up the service's file descriptors).
+    io.vertx.core.net.NetClient flood = vertx.createNetClient(new io.vertx.core.net.NetClientOptions().setConnectTimeout(5000));
+    List<io.vertx.core.net.NetSocket> open = java.util.Collections.synchronizedList(new ArrayList<>());
+    java.util.concurrent.atomic.AtomicInteger settled = new java.util.concurrent.atomic.AtomicInteger();
+    int n = 2000;
+    try {
+      for (int i = 0; i < n; i++) {
+        flood.connect(port, "127.0.0.1").onComplete(ar -> {
+          if (ar.succeeded()) {
+            open.add(ar.result());
+          }
+          settled.incrementAndGet();
+        });
+      }
+      waitUntil("every connect settled", () -> settled.get() == n, Duration.ofSeconds(30));
+      int held = StoreProbe.detectorConnections(a.detector())[0];
+      assertTrue(held <= bound, held + " connections held, more than the bound " + bound);
+      // The manager answers meanwhile, and B's connection was kept: B suspects nobody.
+      assertEquals(List.of(a.getNodeId(), b.getNodeId()).stream().sorted().toList(), a.getNodes());
+      Lock lock = await((Promise<Lock> p) -> a.getLockWithTimeout("flooded", 5000, p));
+      lock.release();
+      // Silent connections go after the handshake time, an unknown node's at once.
+      waitUntil("the silent connections closed", () -> StoreProbe.detectorConnections(a.detector())[0] <= 1,
+          Duration.ofSeconds(15));
+      io.vertx.core.net.NetSocket stranger = flood.connect(port, "127.0.0.1").toCompletionStage().toCompletableFuture()
+          .get(5, TimeUnit.SECONDS);
+      CompletableFuture<Void> strangerClosed = new CompletableFuture<>();
+      stranger.closeHandler(v -> strangerClosed.complete(null));
+      stranger.write("not-a-member\n");
+      strangerClosed.get(5, TimeUnit.SECONDS);
+      assertFalse(StoreProbe.suspected(b.store(), a.getNodeId()), "B kept its connection to A");
+      waitUntil("only B's connection, named, is kept", () -> StoreProbe.detectorConnections(a.detector())[0] == 1,
+          Duration.ofSeconds(5));
+    } finally {
+      new ArrayList<>(open).forEach(io.vertx.core.net.NetSocket::close);
+      flood.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+  }
 }

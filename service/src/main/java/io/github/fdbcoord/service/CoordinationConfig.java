@@ -29,7 +29,7 @@ import java.util.Set;
  *   "addressPrefix": "fdb",
  *   "workerPoolSize": 8,
  *   "http": {"enabled": false, "host": "127.0.0.1", "port": 8080, "token": null,
- *            "bodyLimit": 1048576, "maxWebSocketSubscriptions": 100},
+ *            "bodyLimit": 1048576, "maxWebSocketSubscriptions": 100, "allowedHosts": [], "allowedOrigins": []},
  *   "mutex": {"leaseMs": 10000, "heartbeatIntervalMs": 2000, "reaperIntervalMs": 1000,
  *             "maxAcquireTimeoutMs": 300000, "eventRetentionMs": 60000, "maxWatched": 1000},
  *   "interner": {"maxBatchSize": 1000, "cacheMaxBytes": 67108864},
@@ -51,6 +51,8 @@ public final class CoordinationConfig {
   private final String httpToken;
   private final long bodyLimit;
   private final int maxWebSocketSubscriptions;
+  private final List<String> allowedHosts;
+  private final List<String> allowedOrigins;
   private final Duration lease;
   private final Duration heartbeatInterval;
   private final Duration reaperInterval;
@@ -90,6 +92,13 @@ public final class CoordinationConfig {
     this.bodyLimit = longValue(http, "http.bodyLimit", "bodyLimit", 1L << 20, 1, 1L << 30);
     this.maxWebSocketSubscriptions = intValue(http, "http.maxWebSocketSubscriptions", "maxWebSocketSubscriptions",
         100, 1, 100_000);
+    this.allowedHosts = stringList(http, "http.allowedHosts", "allowedHosts", List.of(), true);
+    this.allowedOrigins = stringList(http, "http.allowedOrigins", "allowedOrigins", List.of(), true);
+    try {
+      new HttpOptions().setAllowedHosts(allowedHosts).setAllowedOrigins(allowedOrigins);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("http." + e.getMessage(), e);
+    }
     if (httpEnabled && !isLoopback(httpHost) && httpToken == null) {
       throw new IllegalArgumentException("http.host is " + httpHost
           + ", which is reachable from other machines: set http.token (a bearer token every request must carry)"
@@ -278,7 +287,8 @@ public final class CoordinationConfig {
   public HttpOptions httpOptions() {
     return new HttpOptions().setHost(httpHost).setPort(httpPort).setToken(httpToken).setBodyLimit(bodyLimit)
         .setAddressPrefix(addressPrefix).setLease(lease).setMaxAcquireTimeout(maxAcquireTimeout)
-        .setWatchLease(watchLease).setMaxWebSocketSubscriptions(maxWebSocketSubscriptions);
+        .setWatchLease(watchLease).setMaxWebSocketSubscriptions(maxWebSocketSubscriptions)
+        .setAllowedHosts(allowedHosts).setAllowedOrigins(allowedOrigins);
   }
 
   /** The largest HTTP request body and WebSocket message, in bytes ({@code http.bodyLimit}). */
@@ -399,18 +409,22 @@ public final class CoordinationConfig {
   }
 
   private List<String> stringList(JsonObject json, String key, List<String> def) {
-    known.add(key);
+    return stringList(json, key, key, def, false);
+  }
+
+  private List<String> stringList(JsonObject json, String name, String key, List<String> def, boolean mayBeEmpty) {
+    known.add(name);
     Object v = json.getValue(key);
     if (v == null) {
       return def;
     }
-    if (!(v instanceof JsonArray) || ((JsonArray) v).isEmpty()) {
-      throw new IllegalArgumentException(key + " must be a non-empty array of strings, got " + v);
+    if (!(v instanceof JsonArray) || (!mayBeEmpty && ((JsonArray) v).isEmpty())) {
+      throw new IllegalArgumentException(name + " must be a" + (mayBeEmpty ? "n" : " non-empty") + " array of strings, got " + v);
     }
     List<String> out = new ArrayList<>();
     for (Object o : (JsonArray) v) {
       if (!(o instanceof String) || ((String) o).isEmpty()) {
-        throw new IllegalArgumentException(key + " must hold non-empty strings only, got " + v);
+        throw new IllegalArgumentException(name + " must hold non-empty strings only, got " + v);
       }
       out.add((String) o);
     }

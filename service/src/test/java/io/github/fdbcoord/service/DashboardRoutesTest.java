@@ -45,7 +45,8 @@ class DashboardRoutesTest {
     if (token != null) {
       req.putHeader("Authorization", "Bearer " + token);
     }
-    return await(body == null ? req.send() : req.sendBuffer(Buffer.buffer(body)));
+    return await(body == null ? req.send()
+        : req.putHeader("Content-Type", "application/json").sendBuffer(Buffer.buffer(body)));
   }
 
   private static JsonObject ok(ServiceFixture f, String uri) {

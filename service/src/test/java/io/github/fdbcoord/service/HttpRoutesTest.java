@@ -40,7 +40,8 @@ class HttpRoutesTest {
 
   private HttpResponse<Buffer> call(HttpMethod method, String uri, String body) {
     var req = f.web().request(method, uri);
-    return await(body == null ? req.send() : req.sendBuffer(Buffer.buffer(body)));
+    return await(body == null ? req.send()
+        : req.putHeader("Content-Type", "application/json").sendBuffer(Buffer.buffer(body)));
   }
 
   private JsonObject ok(HttpMethod method, String uri, Object body, int status) {

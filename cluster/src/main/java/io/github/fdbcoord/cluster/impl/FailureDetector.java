@@ -5,6 +5,7 @@ import io.netty.channel.ConnectTimeoutException;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.internal.logging.Logger;
 import io.vertx.core.internal.logging.LoggerFactory;
 import io.vertx.core.net.NetClient;
@@ -14,6 +15,7 @@ import io.vertx.core.net.NetSocket;
 import io.vertx.core.spi.cluster.NodeInfo;
 
 import java.net.ConnectException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
@@ -36,12 +38,27 @@ import java.util.function.Predicate;
  * <p>The connections run on a small Vert.x instance of the detector's own (one event loop, closed
  * with the detector), not on the node's: they are no traffic of the node, so they must not show in
  * its metrics or keep its event loops busy. Internal to the cluster manager.
+ *
+ * <p>The server listens on the event bus's host only, and keeps only connections it can attribute
+ * to a member: a connector sends its node id and a newline first, and a connection whose id is no
+ * member's, or that says nothing within {@link #HANDSHAKE_MILLIS}, is closed. At most
+ * {@link #CONNECTIONS_PER_MEMBER} connections per member plus {@link #SPARE_CONNECTIONS} are open
+ * at a time (a connection beyond is closed at once), so a flood of connections cannot use up the
+ * process's file descriptors.
  */
 public final class FailureDetector {
 
   private static final Logger log = LoggerFactory.getLogger(FailureDetector.class);
   private static final long RETRY_MILLIS = 100;
   private static final int CONNECT_TIMEOUT_MILLIS = 1000;
+  /** How long a new connection may take to name its node. */
+  static final long HANDSHAKE_MILLIS = 2000;
+  /** Connections kept per member: one, and a reconnect overlapping the close of the one before. */
+  static final int CONNECTIONS_PER_MEMBER = 2;
+  /** Connections kept beyond those of the members: probes ({@link #refuses}) and members not yet known here. */
+  static final int SPARE_CONNECTIONS = 16;
+  /** A node id is a UUID: a first line longer than this is no node id. */
+  private static final int MAX_HANDSHAKE_BYTES = 128;
 
   private final Duration window;
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -64,23 +81,138 @@ public final class FailureDetector {
     this.state = state;
   }
 
-  /** Starts listening on an ephemeral port of every interface. */
-  public CompletableFuture<FailureDetector> listen() {
+  /**
+   * Starts listening on an ephemeral port of {@code host}, the host the node's event bus listens
+   * on (peers reach the node there, and nothing else should reach the detector).
+   */
+  public CompletableFuture<FailureDetector> listen(String host) {
     vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(1).setInternalBlockingPoolSize(1));
     client = vertx.createNetClient(new NetClientOptions().setConnectTimeout(CONNECT_TIMEOUT_MILLIS).setTcpNoDelay(true));
     NetServer s = vertx.createNetServer();
-    s.connectHandler(socket -> {
-      accepted.add(socket);
-      socket.closeHandler(v -> accepted.remove(socket));
-      socket.handler(b -> { }); // the connection carries nothing: only its closing means something
-    });
+    s.connectHandler(this::accept);
     server = s;
-    return s.listen(0, "0.0.0.0").toCompletionStage().toCompletableFuture().thenApply(x -> this);
+    this.host = host;
+    return s.listen(0, host).toCompletionStage().toCompletableFuture().thenApply(x -> this);
+  }
+
+  private volatile String host;
+
+  /**
+   * Keeps a new connection while it names a member within the handshake time, and only while the
+   * detector holds fewer than its bound. All on the detector's one event loop.
+   */
+  private void accept(NetSocket socket) {
+    if (closed.get() || accepted.size() >= maxConnections()) {
+      socket.close();
+      return;
+    }
+    accepted.add(socket);
+    socket.closeHandler(v -> accepted.remove(socket));
+    long timer = vertx.setTimer(HANDSHAKE_MILLIS, t -> socket.close());
+    Buffer first = Buffer.buffer();
+    AtomicBoolean named = new AtomicBoolean();
+    socket.handler(b -> {
+      if (named.get()) {
+        return; // the connection carries nothing more: only its closing means something
+      }
+      first.appendBuffer(b);
+      int end = indexOfNewline(first);
+      if (end < 0) {
+        if (first.length() > MAX_HANDSHAKE_BYTES) {
+          socket.close();
+        }
+        return;
+      }
+      named.set(true);
+      String peer = first.getString(0, end, StandardCharsets.UTF_8.name()).strip();
+      isMemberAnywhere(peer).whenComplete((member, err) -> vertx.runOnContext(v -> {
+        if (Boolean.TRUE.equals(member)) {
+          vertx.cancelTimer(timer);
+        } else {
+          socket.close();
+        }
+      }));
+    });
+  }
+
+  private static int indexOfNewline(Buffer b) {
+    for (int i = 0; i < b.length(); i++) {
+      if (b.getByte(i) == '\n') {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /**
+   * Whether {@code peer} is a member: in this node's view, or, for a node that joined an instant
+   * ago and connects before this node saw it join, in the store.
+   */
+  private CompletableFuture<Boolean> isMemberAnywhere(String peer) {
+    if (peer.isEmpty() || peer.equals(nodeId)) {
+      return CompletableFuture.completedFuture(false);
+    }
+    if (isMember.test(peer)) {
+      return CompletableFuture.completedFuture(true);
+    }
+    ClusterStore s = store;
+    if (s == null || state.stopped()) {
+      return CompletableFuture.completedFuture(false);
+    }
+    return s.read(tr -> s.schema().readNodeRecord(tr, peer)).thenApply(record -> record != null);
+  }
+
+  /** The most connections the server keeps open at a time. */
+  int maxConnections() {
+    Membership m = membership;
+    int members = m == null ? 0 : m.nodes().size();
+    return CONNECTIONS_PER_MEMBER * members + SPARE_CONNECTIONS;
+  }
+
+  /** The connections the server holds open now (named or still in their handshake). */
+  int acceptedConnections() {
+    return accepted.size();
+  }
+
+  /**
+   * Listens on {@code host} instead, when the event bus turned out to listen there (Vert.x's
+   * {@code EventBusOptions} named it): completes with the new port, null when the detector already
+   * listens on {@code host}. The old server stays open until {@link #closeReplaced()}, so that the
+   * peers connected to it are not refused before they can read the new port.
+   */
+  CompletableFuture<Integer> moveTo(String newHost) {
+    if (newHost == null || newHost.isEmpty() || newHost.equals(host) || closed.get()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    NetServer s = vertx.createNetServer();
+    s.connectHandler(this::accept);
+    return s.listen(0, newHost).toCompletionStage().toCompletableFuture().thenApply(x -> {
+      replaced = server;
+      server = s;
+      host = newHost;
+      return s.actualPort();
+    });
+  }
+
+  private volatile NetServer replaced;
+
+  /** Closes the server {@link #moveTo} replaced, once the new port is published. */
+  void closeReplaced() {
+    NetServer old = replaced;
+    replaced = null;
+    if (old != null) {
+      old.close();
+    }
   }
 
   /** The port peers connect to. */
   int port() {
     return server.actualPort();
+  }
+
+  /** The host the server listens on. */
+  String host() {
+    return host;
   }
 
   /** Binds the detector to its joined node. */
@@ -132,6 +264,7 @@ public final class FailureDetector {
           }
           socket.handler(b -> { });
           socket.closeHandler(v -> lost(peer, socket));
+          socket.write(nodeId + "\n");
         } else {
           suspect(peer, "cannot connect to " + host + ":" + address.port() + " (" + ar.cause().getMessage() + ")");
         }
@@ -255,6 +388,7 @@ public final class FailureDetector {
     accepted.forEach(NetSocket::close);
     NetServer s = server;
     NetClient c = client;
+    closeReplaced();
     Future<Void> serverClosed = s == null ? Future.succeededFuture() : s.close();
     if (c != null) {
       c.close();

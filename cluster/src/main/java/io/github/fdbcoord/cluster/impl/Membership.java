@@ -173,7 +173,19 @@ public final class Membership {
     }
     String me = nodeId;
     ClusterSchema schema = store.schema();
-    ClusterStore.complete(store.whileNodeExists(me, tr -> schema.writeNodeInfo(tr, me, info)), promise);
+    FailureDetector d = detector;
+    // The detector listens where the event bus does; info and probe port change in one transaction.
+    CompletableFuture<Integer> moved = d == null ? CompletableFuture.completedFuture(null) : d.moveTo(info.host());
+    ClusterStore.complete(moved.thenCompose(port -> store.whileNodeExists(me, tr -> {
+      schema.writeNodeInfo(tr, me, info);
+      if (port != null) {
+        schema.writeProbePort(tr, me, port);
+      }
+    })).whenComplete((x, err) -> {
+      if (d != null) {
+        d.closeReplaced();
+      }
+    }), promise);
   }
 
   /** This node's info. */

@@ -34,4 +34,14 @@ public final class StoreProbe {
     return store.read(tr -> store.schema().readMapEntry(tr, map, ClusterValues.encode(key))
         .thenApply(e -> e == null ? null : e.value())).join();
   }
+
+  /** The host and port {@code detector}'s server listens on. */
+  public static String detectorAddress(FailureDetector detector) {
+    return detector.host() + ":" + detector.port();
+  }
+
+  /** The connections {@code detector}'s server holds open now, and the most it keeps. */
+  public static int[] detectorConnections(FailureDetector detector) {
+    return new int[] {detector.acceptedConnections(), detector.maxConnections()};
+  }
 }

@@ -3,6 +3,8 @@ package io.github.fdbcoord.service.http;
 import io.github.fdbcoord.client.wire.WireProtocol;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 
 /**
@@ -39,6 +41,8 @@ public final class HttpOptions {
   private Duration maxAcquireTimeout = DEFAULT_MAX_ACQUIRE_TIMEOUT;
   private Duration watchLease = DEFAULT_WATCH_LEASE;
   private int maxWebSocketSubscriptions = DEFAULT_MAX_WEB_SOCKET_SUBSCRIPTIONS;
+  private List<String> allowedHosts = List.of();
+  private List<String> allowedOrigins = List.of();
 
   /** Options with the defaults: loopback port 8080, no token, 1 MiB bodies, the default event-bus prefix. */
   public HttpOptions() {
@@ -167,6 +171,55 @@ public final class HttpOptions {
     }
     this.maxWebSocketSubscriptions = maxWebSocketSubscriptions;
     return this;
+  }
+
+  /**
+   * The {@code Host} names the server answers besides loopback ({@code localhost}, {@code 127.0.0.1},
+   * {@code [::1]}) and {@link #getHost()}, any port ({@code http.allowedHosts}); {@code "*"} answers
+   * every name. A request for another name is refused: a page whose name was rebound to this
+   * machine's address (DNS rebinding) must not reach the service.
+   */
+  public List<String> getAllowedHosts() {
+    return allowedHosts;
+  }
+
+  /** Sets the extra {@code Host} names the server answers (names without port, or {@code "*"}); returns these options. */
+  public HttpOptions setAllowedHosts(List<String> allowedHosts) {
+    this.allowedHosts = lowerCase(allowedHosts, "allowedHosts");
+    return this;
+  }
+
+  /**
+   * The origins of other sites' pages that may change state and open WebSockets
+   * ({@code http.allowedOrigins}, such as {@code "https://ops.example.com"}); {@code "*"} allows
+   * every origin. A page of the server's own origin is always allowed; requests without an
+   * {@code Origin} (curl, programs) are not browser requests and pass.
+   */
+  public List<String> getAllowedOrigins() {
+    return allowedOrigins;
+  }
+
+  /** Sets the origins allowed besides the server's own (scheme://host[:port], or {@code "*"}); returns these options. */
+  public HttpOptions setAllowedOrigins(List<String> allowedOrigins) {
+    List<String> origins = lowerCase(allowedOrigins, "allowedOrigins");
+    for (String o : origins) {
+      if (!o.equals("*") && !o.matches("[a-z][a-z0-9+.-]*://[^/?#\\s]+")) {
+        throw new IllegalArgumentException("allowedOrigins holds '" + o
+            + "', which is no origin: give scheme://host[:port] without a path, such as https://ops.example.com");
+      }
+    }
+    this.allowedOrigins = origins;
+    return this;
+  }
+
+  private static List<String> lowerCase(List<String> values, String name) {
+    Objects.requireNonNull(values, name);
+    for (String v : values) {
+      if (v == null || v.isBlank()) {
+        throw new IllegalArgumentException(name + " must hold non-empty strings, got " + values);
+      }
+    }
+    return values.stream().map(v -> v.strip().toLowerCase(Locale.ROOT)).toList();
   }
 
   /** Where the lock events of mutex {@code name} are published. */

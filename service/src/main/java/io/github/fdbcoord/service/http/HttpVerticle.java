@@ -74,13 +74,19 @@ public final class HttpVerticle extends VerticleBase {
     HttpFilters filters = new HttpFilters(options, metrics);
     Router router = Router.router(vertx);
     router.route().handler(filters::measure);
+    router.route().handler(filters::requireKnownHost);
     router.route().handler(filters::requireValidPath);
+    router.route().handler(filters::refuseCrossSite);
     DashboardRoutes dashboard = new DashboardRoutes(vertx, options, client, forward, health);
     dashboard.mountPublic(router);
     if (options.getToken() != null) {
       router.route().handler(filters::authenticate);
     }
-    router.get("/ws").handler(ctx -> ctx.request().toWebSocket()
+    router.get("/ws").handler(ctx -> {
+      if (filters.allowWebSocket(ctx)) {
+        ctx.next();
+      }
+    }).handler(ctx -> ctx.request().toWebSocket()
         .onSuccess(ws -> new WebSocketSession(vertx, ws, options, client, sessions))
         .onFailure(e -> {
           if (!ctx.response().ended()) {
