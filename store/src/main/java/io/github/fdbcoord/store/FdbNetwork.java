@@ -42,18 +42,22 @@ final class FdbNetwork {
    * Opens a database on the cluster {@code clusterFile} (the default cluster file when null),
    * starting the network on the first call.
    *
-   * @throws IllegalStateException when the JVM is exiting and the network has stopped or is
-   *     about to
+   * @throws StoreUnavailableException when the JVM is exiting (the network has stopped or is
+   *     about to, and cannot start again)
    */
   synchronized Database open(String clusterFile, Executor executor) {
     if (stopped || exiting) {
-      throw new IllegalStateException("the JVM is exiting: the FoundationDB network " + (stopped ? "stopped" : "stops"));
+      throw exiting(null);
     }
     if (fdb == null) {
       FDB selected = FDB.selectAPIVersion(Store.API_VERSION);
       // Before the network starts: once started, fdb-java would already have registered its hook.
       selected.disableShutdownHook();
-      Runtime.getRuntime().addShutdownHook(new Thread(this::jvmExiting, "fdbcoord-fdb-network-exit"));
+      try {
+        Runtime.getRuntime().addShutdownHook(new Thread(this::jvmExiting, "fdbcoord-fdb-network-exit"));
+      } catch (IllegalStateException e) {
+        throw exiting(e);
+      }
       // A network another library of this JVM started already is used as it is (its thread unknown).
       selected.startNetwork(this::startNetworkThread);
       fdb = selected;
@@ -61,6 +65,10 @@ final class FdbNetwork {
     Database db = executor == null ? fdb.open(clusterFile) : fdb.open(clusterFile, executor);
     openStores++;
     return db;
+  }
+
+  private static StoreUnavailableException exiting(Throwable cause) {
+    return new StoreUnavailableException("the JVM is exiting: no FoundationDB cluster can be opened any more", cause);
   }
 
   private synchronized void startNetworkThread(Runnable network) {

@@ -76,6 +76,8 @@ public final class Store implements AutoCloseable {
     try {
       String file = options.clusterFile() == null ? null : options.clusterFile().toString();
       return NETWORK.open(file, executor);
+    } catch (StoreUnavailableException e) {
+      throw e;
     } catch (UnsatisfiedLinkError | RuntimeException e) {
       throw new StoreUnavailableException("cannot open FoundationDB " + options
           + " (is the native client libfdb_c installed?): " + e.getMessage(), e);
