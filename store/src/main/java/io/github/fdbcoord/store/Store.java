@@ -6,17 +6,27 @@ import com.apple.foundationdb.FDB;
 import java.util.Iterator;
 import java.util.ServiceLoader;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * An open FoundationDB database, real or embedded. The only place that touches the {@link FDB}
  * class, whose first use loads the native client library (design.md, "Pitfall").
+ *
+ * <p>A real cluster's stores share the process's FoundationDB network, which this class owns: when
+ * the JVM exits, the network stops once the last open real-cluster store is closed, not before
+ * (fdb-java's own shutdown hook, which stopped it while Vert.x was still closing, is disabled).
+ * Close a store after what uses it (Vert.x, a cluster manager) has closed.
  */
 public final class Store implements AutoCloseable {
   /** The API version of fdb-java 7.3. */
   public static final int API_VERSION = 730;
 
+  /** fdb-java's network is one per process and cannot restart: its state cannot live in an instance. */
+  private static final FdbNetwork NETWORK = new FdbNetwork();
+
   private final StoreOptions options;
   private final Database database;
+  private final AtomicBoolean closed = new AtomicBoolean();
 
   private Store(StoreOptions options, Database database) {
     this.options = options;
@@ -64,9 +74,10 @@ public final class Store implements AutoCloseable {
 
   private static Database openCluster(StoreOptions options, Executor executor) {
     try {
-      FDB fdb = FDB.selectAPIVersion(API_VERSION);
       String file = options.clusterFile() == null ? null : options.clusterFile().toString();
-      return executor == null ? fdb.open(file) : fdb.open(file, executor);
+      return NETWORK.open(file, executor);
+    } catch (StoreUnavailableException e) {
+      throw e;
     } catch (UnsatisfiedLinkError | RuntimeException e) {
       throw new StoreUnavailableException("cannot open FoundationDB " + options
           + " (is the native client libfdb_c installed?): " + e.getMessage(), e);
@@ -81,8 +92,18 @@ public final class Store implements AutoCloseable {
     return options;
   }
 
+  /**
+   * Closes the database; a second close does nothing. When the JVM is exiting and this was the last
+   * open real-cluster store, also stops the FoundationDB network (waiting a few seconds at most).
+   */
   @Override
   public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
     database.close();
+    if (options.engine() == StoreOptions.Engine.CLUSTER) {
+      NETWORK.closed();
+    }
   }
 }

@@ -13,7 +13,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
@@ -31,15 +34,21 @@ public final class ChildJvm implements AutoCloseable {
   private final Process process;
   private final Writer stdin;
   private final List<Line> lines = new ArrayList<>();
+  private final Thread reader;
+  private final CompletableFuture<Long> exitedAt;
 
   /** One line of the child's output and {@link System#nanoTime()} when it was read. */
   public record Line(String text, long nanoTime) {}
+
+  /** The child's exit status and {@link System#nanoTime()} when this JVM saw it exit. */
+  public record Exit(int status, long nanoTime) {}
 
   private ChildJvm(String name, Process process) {
     this.name = name;
     this.process = process;
     this.stdin = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
-    Thread reader = new Thread(this::readOutput, "child-jvm-" + name);
+    this.exitedAt = process.onExit().thenApply(p -> System.nanoTime());
+    this.reader = new Thread(this::readOutput, "child-jvm-" + name);
     reader.setDaemon(true);
     reader.start();
   }
@@ -163,6 +172,36 @@ public final class ChildJvm implements AutoCloseable {
       process.waitFor(10, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * SIGTERM, as a service manager, a container runtime or Ctrl-C stops a process: its shutdown hooks
+   * run. Returns at once; {@link #awaitExit} waits for the end.
+   */
+  public void terminate() {
+    process.destroy();
+  }
+
+  /**
+   * Waits up to {@code timeout} for the process to exit and for its output to be read to the end;
+   * returns its exit status and when it exited (a test may have waited for something else first).
+   *
+   * @throws AssertionError naming the child and its last lines when it is still running
+   */
+  public Exit awaitExit(Duration timeout) {
+    try {
+      if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+        throw new AssertionError(name + " still runs " + timeout.toMillis() + " ms later; its last lines:\n" + tail(40));
+      }
+      // The output pipe closes with the process: the reader ends soon after it.
+      reader.join(TimeUnit.SECONDS.toMillis(10));
+      return new Exit(process.exitValue(), exitedAt.get(10, TimeUnit.SECONDS));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted", e);
+    } catch (ExecutionException | TimeoutException e) {
+      throw new IllegalStateException("the exit of " + name + " was not reported", e);
     }
   }
 
