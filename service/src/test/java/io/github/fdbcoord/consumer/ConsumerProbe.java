@@ -3,9 +3,10 @@ package io.github.fdbcoord.consumer;
 import io.github.fdbcoord.service.CoordinationVerticle;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.http.HttpClientResponse;
+import io.vertx.core.http.HttpClientRequest;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -23,13 +24,15 @@ public final class ConsumerProbe {
       CoordinationVerticle service = new CoordinationVerticle(new JsonObject()
           .put("http", new JsonObject().put("enabled", true).put("port", 0)));
       vertx.deployVerticle(service).await(60, TimeUnit.SECONDS);
-      HttpClientResponse response = vertx.createHttpClient()
+      // The body is asked for on the response's own context: asked later, from this thread, it may
+      // have gone by already.
+      Map.Entry<Integer, Buffer> health = vertx.createHttpClient()
           .request(HttpMethod.GET, service.httpPort(), "127.0.0.1", "/health")
-          .compose(request -> request.send())
+          .compose(HttpClientRequest::send)
+          .compose(response -> response.body().map(body -> Map.entry(response.statusCode(), body)))
           .await(30, TimeUnit.SECONDS);
-      Buffer body = response.body().await(30, TimeUnit.SECONDS);
-      System.out.println("health: " + response.statusCode() + " " + body);
-      if (response.statusCode() != 200 || !"UP".equals(body.toJsonObject().getString("status"))) {
+      System.out.println("health: " + health.getKey() + " " + health.getValue());
+      if (health.getKey() != 200 || !"UP".equals(health.getValue().toJsonObject().getString("status"))) {
         System.exit(1);
       }
     } finally {
