@@ -29,6 +29,8 @@ RUN mvn -q -B package -DskipTests && cp service/target/vertx-fdb-coordination-se
 
 FROM eclipse-temurin:17-jre
 COPY --from=fdb /usr/lib/libfdb_c.so /usr/lib/libfdb_c.so
+# curl for the HEALTHCHECK below: the JRE image does not promise one.
+RUN apt-get update && apt-get install -y --no-install-recommends curl && rm -rf /var/lib/apt/lists/*
 RUN ldconfig && useradd --system --home /app fdbcoord && mkdir -p /app/data && chown fdbcoord /app/data
 WORKDIR /app
 COPY --from=build /src/app.jar /app/app.jar
@@ -41,6 +43,11 @@ ENV FDBCOORD_HTTP_HOST=0.0.0.0 \
 VOLUME /app/data
 EXPOSE 8080
 STOPSIGNAL SIGTERM
+# /health commits one blind write (503 when the store does not commit) and, like every route, needs the
+# token: it goes to curl on standard input, not on the command line where ps would show it.
+HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 \
+  CMD printf 'Authorization: Bearer %s\n' "$FDBCOORD_HTTP_TOKEN" \
+    | curl -fsS -o /dev/null -H @- "http://127.0.0.1:${FDBCOORD_HTTP_PORT:-8080}/health" || exit 1
 # An OutOfMemoryError ends the process (the container's restart policy brings it back): a JVM out
 # of memory would otherwise keep answering every write with an error while looking alive.
 ENTRYPOINT ["java", "-XX:+ExitOnOutOfMemoryError", "-jar", "/app/app.jar", "conf/config.json"]

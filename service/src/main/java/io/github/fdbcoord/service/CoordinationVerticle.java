@@ -17,6 +17,7 @@ import io.github.fdbcoord.mutex.MutexOptions;
 import io.github.fdbcoord.mutex.MutexService;
 import io.github.fdbcoord.service.eventbus.AllocatorVerticle;
 import io.github.fdbcoord.service.eventbus.DirectoryVerticle;
+import io.github.fdbcoord.service.eventbus.FailureCodes;
 import io.github.fdbcoord.service.eventbus.InternerVerticle;
 import io.github.fdbcoord.service.eventbus.LocalLayers;
 import io.github.fdbcoord.service.eventbus.Metrics;
@@ -82,7 +83,7 @@ public final class CoordinationVerticle extends VerticleBase {
   private final List<String> deployments = new ArrayList<>();
   private Subspace rootSubspace;
   private String storeId;
-  private MessageConsumer<JsonObject> identityConsumer;
+  private MessageConsumer<Object> identityConsumer;
   private static final long PROBE_TIMEOUT_MS = 5_000;
   private static final String HOST = ManagementFactory.getRuntimeMXBean().getName();
 
@@ -247,8 +248,15 @@ public final class CoordinationVerticle extends VerticleBase {
               + " event-bus prefix '" + config.addressPrefix() + "' serve: " + ar.cause().getMessage(), ar.cause()));
         })
         .compose(x -> {
-          identityConsumer = vertx.eventBus().<JsonObject>consumer(address, message -> {
-            JsonObject asking = message.body();
+          identityConsumer = vertx.eventBus().consumer(address, message -> {
+            if (message.body() != null && !(message.body() instanceof JsonObject)) {
+              // Cast unchecked, a foreign body threw in the handler: no reply, the asker waited out its timeout.
+              ReplyException malformed = FailureCodes.badRequest("the body must be a JSON object, got "
+                  + message.body().getClass().getSimpleName());
+              message.fail(malformed.failureCode(), malformed.getMessage());
+              return;
+            }
+            JsonObject asking = (JsonObject) message.body();
             if (asking != null && asking.getString("storeId") != null && !storeId.equals(asking.getString("storeId"))) {
               LOG.warn("refused a host on event-bus prefix '" + config.addressPrefix() + "' with another store: "
                   + describe(asking));

@@ -45,7 +45,7 @@ final class WebSocketSession {
   private final HttpOptions options;
   private final CoordinationClient client;
   private final Vertx vertx;
-  private final Map<String, MessageConsumer<JsonObject>> consumers = new HashMap<>();
+  private final Map<String, MessageConsumer<Object>> consumers = new HashMap<>();
   private final Map<String, FencingToken> lastSequence = new HashMap<>();
   /** Live events of mutexes whose replay is under way: pushed after it, in sequence order. */
   private final Map<String, List<JsonObject>> held = new HashMap<>();
@@ -185,12 +185,19 @@ final class WebSocketSession {
       }
       FencingToken after = resume.getOrDefault(name, since);
       held.put(name, new ArrayList<>());
-      MessageConsumer<JsonObject> c = vertx.eventBus().consumer(options.mutexEventsAddress(name), m -> {
+      MessageConsumer<Object> c = vertx.eventBus().consumer(options.mutexEventsAddress(name), m -> {
+        if (!(m.body() instanceof JsonObject event)) {
+          // Not an event of the service: kept from the client, and answered if it was a request.
+          ReplyException malformed = FailureCodes.badRequest("a lock event is a JSON object, got "
+              + (m.body() == null ? "no body" : m.body().getClass().getSimpleName()));
+          m.fail(malformed.failureCode(), malformed.getMessage());
+          return;
+        }
         List<JsonObject> waiting = held.get(name);
         if (waiting != null) {
-          waiting.add(m.body());
+          waiting.add(event);
         } else {
-          push(name, m.body());
+          push(name, event);
         }
       });
       consumers.put(name, c);
@@ -211,7 +218,7 @@ final class WebSocketSession {
 
   private void unsubscribe(List<String> names) {
     for (String name : names) {
-      MessageConsumer<JsonObject> c = consumers.remove(name);
+      MessageConsumer<Object> c = consumers.remove(name);
       lastSequence.remove(name);
       held.remove(name);
       if (c != null) {
