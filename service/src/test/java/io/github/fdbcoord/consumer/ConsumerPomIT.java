@@ -24,9 +24,9 @@ import org.junit.jupiter.api.Test;
  * ({@link ConsumerProbe}). A POM that lost its dependencies (shade's dependency-reduced POM did) fails
  * the deployment with a NoClassDefFoundError.
  *
- * <p>The consumer's Maven build reads nothing from the network: the staged repository is its local
- * repository, and every other artifact (its plugins) comes from the user's local repository as a
- * file mirror. Runs in the integration-test phase of {@code mvn verify} (failsafe).
+ * <p>The staged repository is the consumer's local repository; every other artifact (its plugins)
+ * comes from the user's local repository, searched first as a file repository, and from Maven Central
+ * only when a fresh machine's build never needed it (the dependency plugin, say). Runs in the integration-test phase of {@code mvn verify} (failsafe).
  */
 @Tag("slow")
 class ConsumerPomIT {
@@ -89,16 +89,21 @@ class ConsumerPomIT {
   private static String settings(Path stagedRepository, Path userRepository) {
     return """
         <settings xmlns="http://maven.apache.org/SETTINGS/1.0.0">
-          <localRepository>%s</localRepository>
-          <mirrors>
-            <mirror>
+          <localRepository>%2$s</localRepository>
+          <profiles>
+            <profile>
               <id>user-local-repository</id>
-              <mirrorOf>*</mirrorOf>
-              <url>%s</url>
-            </mirror>
-          </mirrors>
+              <repositories>
+                <repository><id>user-local</id><url>%1$s</url></repository>
+              </repositories>
+              <pluginRepositories>
+                <pluginRepository><id>user-local-plugins</id><url>%1$s</url></pluginRepository>
+              </pluginRepositories>
+            </profile>
+          </profiles>
+          <activeProfiles><activeProfile>user-local-repository</activeProfile></activeProfiles>
         </settings>
-        """.formatted(stagedRepository, userRepository.toUri());
+        """.formatted(userRepository.toUri(), stagedRepository);
   }
 
   private static String property(String name) {
