@@ -1,6 +1,8 @@
 package io.github.fdbcoord.service;
 
+import io.github.fdbcoord.client.ClientLock;
 import io.github.fdbcoord.client.CoordinationClient;
+import io.github.fdbcoord.client.LockOptions;
 import io.github.fdbcoord.embedded.EmbeddedDatabase;
 import io.github.fdbcoord.mutex.MutexOptions;
 import io.github.fdbcoord.mutex.MutexService;
@@ -81,6 +83,16 @@ class WaiterLivenessTest {
     return queue(await(f.client.mutexState(name)));
   }
 
+  static void eventually(String what, Duration within, BooleanSupplier condition, java.util.function.Supplier<String> state) throws InterruptedException {
+    long end = System.nanoTime() + within.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > end) {
+        fail("not within " + within + ": " + what + "; " + state.get());
+      }
+      Thread.sleep(10);
+    }
+  }
+
   static void eventually(String what, Duration within, BooleanSupplier condition) throws InterruptedException {
     long end = System.nanoTime() + within.toNanos();
     while (!condition.getAsBoolean()) {
@@ -133,17 +145,20 @@ class WaiterLivenessTest {
 
   @Test
   void aGrantRacingTheDisconnectIsGivenBack() throws Exception {
-    f = ServiceFixture.start(vertx);
+    // The holder renews its grant (a lock), so that it stays whatever the machine's load (a holder
+    // nobody heartbeats lost its grant to the reaper before 'gone' queued, at load 20); the lease
+    // bounds only the worst case below.
+    f = ServiceFixture.start(vertx, withLease(5_000), null);
     for (int round = 0; round < 10; round++) {
       String name = "race-" + round;
-      assertTrue(await(f.client.tryAcquire(name, "holder")).held());
+      ClientLock holder = await(f.client.lock(name, new LockOptions().setOwner("holder")));
       NetSocket gone = rawAcquire(name, "gone", 15_000);
-      eventually("'gone' is queued", Duration.ofSeconds(5), () -> queue(name).equals(List.of("gone")));
-      Future<HttpResponse<Buffer>> live = httpAcquire(name, new JsonObject().put("owner", "live").put("timeoutMs", 15_000));
-      eventually("'live' is queued", Duration.ofSeconds(5), () -> queue(name).size() == 2);
+      eventually("'gone' is queued", Duration.ofSeconds(20), () -> queue(name).equals(List.of("gone")));
+      Future<HttpResponse<Buffer>> live = httpAcquire(name, new JsonObject().put("owner", "live").put("timeoutMs", 20_000));
+      eventually("'live' is queued", Duration.ofSeconds(20), () -> queue(name).size() == 2, () -> queue(name) + ", owner: " + await(f.client.mutexState(name)).owner() + ", live: " + (live.isComplete() ? live.result().statusCode() + " " + live.result().bodyAsString() : "pending"));
       // The release and the disconnect race: whoever wins, 'gone' does not keep the mutex (at worst,
       // when the grant was written before the close arrived, it keeps it until its lease runs out).
-      Future<?> release = f.client.release(name, "holder", null);
+      Future<?> release = holder.release();
       gone.close();
       await(release);
       HttpResponse<Buffer> granted = await(live);
