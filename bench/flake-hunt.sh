@@ -43,11 +43,16 @@ trap 'exit 130' INT TERM
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
 echo "flake-hunt: $module $classes, $runs runs, $hogs CPU hogs, $(date -u '+%Y-%m-%d %H:%M UTC'), load $(load)"
-mvn -B -ntp -q $offline -pl "$module" -am test-compile >/dev/null
-
 out="$module/target/flake-hunt"
 rm -rf "$out"
 mkdir -p "$out"
+# One build at a time in a tree: two hunts of modules that share upstream modules would compile
+# those into the same directories at once.
+if ! mvn -B -ntp -q $offline -pl "$module" -am test-compile >"$out/build.log" 2>&1; then
+  tail -40 "$out/build.log" >&2
+  echo "flake-hunt: the build failed (all of it in $out/build.log)" >&2
+  exit 1
+fi
 for _ in $(seq 1 "$hogs"); do
   yes >/dev/null &
   hog_pids+=($!)
