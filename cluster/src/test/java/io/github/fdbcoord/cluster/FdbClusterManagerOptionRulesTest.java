@@ -12,7 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The cluster manager's options: their JSON form, and the bad ones refused with a message naming what is wrong. */
-class FdbClusterManagerOptionsTest {
+class FdbClusterManagerOptionRulesTest {
   private static FdbClusterManagerOptions fromJson() {
     return new FdbClusterManagerOptions(new JsonObject()
         .put("store", "embedded").put("dataDirectory", "/tmp/x")
