@@ -26,8 +26,12 @@ import java.util.function.Consumer;
  * cluster module's {@code LockSoakTest}.
  */
 public final class LockSoak implements AutoCloseable {
-  /** One window's figures: B's cycles (or operations) per second, C's single acquire + release in milliseconds, the live heap. */
-  public record Window(int index, double cyclesPerSecond, double otherLockMillis, long heapMb) {}
+  /**
+   * One window's figures: B's cycles (or operations) per second, the CPU time this process spent per
+   * cycle (every thread: B's, the engine's, the cluster managers'), C's single acquire + release in
+   * milliseconds, the live heap.
+   */
+  public record Window(int index, double cyclesPerSecond, double cpuMillisPerCycle, double otherLockMillis, long heapMb) {}
 
   private final List<Vertx> nodes;
 
@@ -69,6 +73,7 @@ public final class LockSoak implements AutoCloseable {
     long count = Math.max(1, total.toNanos() / window.toNanos());
     for (int index = 0; index < count; ) {
       long t0 = System.nanoTime();
+      long cpu0 = processCpuNanos();
       long windowEnd = t0 + window.toNanos();
       long cycles = 0;
       while (System.nanoTime() < windowEnd) {
@@ -77,10 +82,11 @@ public final class LockSoak implements AutoCloseable {
         cycles++;
       }
       double seconds = (System.nanoTime() - t0) / 1e9;
+      double cpuMillisPerCycle = (processCpuNanos() - cpu0) / 1e6 / cycles;
       long o = System.nanoTime();
       await(c.sharedData().getLockWithTimeout("other-" + index % 4, 30_000)).release();
       double otherMs = (System.nanoTime() - o) / 1e6;
-      Window w = new Window(index++, cycles / seconds, otherMs, liveHeapMb());
+      Window w = new Window(index++, cycles / seconds, cpuMillisPerCycle, otherMs, liveHeapMb());
       windows.add(w);
       out.accept(w);
     }
@@ -101,6 +107,7 @@ public final class LockSoak implements AutoCloseable {
     long i = 0;
     for (int index = 0; index < count; index++) {
       long t0 = System.nanoTime();
+      long cpu0 = processCpuNanos();
       long windowEnd = t0 + window.toNanos();
       long ops = 0;
       while (System.nanoTime() < windowEnd) {
@@ -119,11 +126,18 @@ public final class LockSoak implements AutoCloseable {
         i++;
         ops++;
       }
-      Window w = new Window(index, ops / ((System.nanoTime() - t0) / 1e9), 0, liveHeapMb());
+      Window w = new Window(index, ops / ((System.nanoTime() - t0) / 1e9), (processCpuNanos() - cpu0) / 1e6 / ops, 0,
+          liveHeapMb());
       windows.add(w);
       out.accept(w);
     }
     return windows;
+  }
+
+  /** The CPU time of every thread of this process so far. */
+  public static long processCpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+        .getProcessCpuTime();
   }
 
   /** Heap in use after the last garbage collection of each pool (the live data, not garbage), in MB. */

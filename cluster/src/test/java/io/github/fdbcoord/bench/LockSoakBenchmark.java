@@ -37,11 +37,11 @@ public final class LockSoakBenchmark {
       System.out.printf(Locale.ROOT, "start: store %s%n", size(dir));
       List<LockSoak.Window> windows = workload.equals("lock")
           ? soak.run(Duration.ofSeconds(seconds), WINDOW, w ->
-              System.out.printf(Locale.ROOT, "window %3d: %8.0f cycles/s, other lock %7.1f ms, live heap %4d MB, store %s%n",
-                  w.index(), w.cyclesPerSecond(), w.otherLockMillis(), w.heapMb(), size(dir)))
+              System.out.printf(Locale.ROOT, "window %3d: %8.0f cycles/s, %6.3f ms CPU/cycle, other lock %7.1f ms, live heap %4d MB, store %s%n",
+                  w.index(), w.cyclesPerSecond(), w.cpuMillisPerCycle(), w.otherLockMillis(), w.heapMb(), size(dir)))
           : soak.runSharedData(workload, Duration.ofSeconds(seconds), WINDOW, w ->
-              System.out.printf(Locale.ROOT, "%s window %3d: %8.0f ops/s, live heap %4d MB, store %s%n",
-                  workload, w.index(), w.cyclesPerSecond(), w.heapMb(), size(dir)));
+              System.out.printf(Locale.ROOT, "%s window %3d: %8.0f ops/s, %6.3f ms CPU/op, live heap %4d MB, store %s%n",
+                  workload, w.index(), w.cyclesPerSecond(), w.cpuMillisPerCycle(), w.heapMb(), size(dir)));
       int perMinute = (int) (60 / WINDOW.toSeconds());
       if (windows.size() >= 2 * perMinute) {
         System.out.printf(Locale.ROOT, "first minute %.0f /s, last minute %.0f /s%n",

@@ -397,45 +397,6 @@ class FdbClusterManagerTest {
   }
 
   @Test
-  void optionsRoundTripThroughJsonAndBadOptionsAreRefusedClearly() {
-    FdbClusterManagerOptions o = new FdbClusterManagerOptions(new JsonObject()
-        .put("store", new JsonObject().put("engine", "embedded").put("dataDirectory", "/tmp/x"))
-        .put("directory", new io.vertx.core.json.JsonArray().add("a").add("b"))
-        .put("nodeLeaseMs", 4000).put("heartbeatIntervalMs", 500).put("reaperIntervalMs", 250)
-        .put("logRetentionMs", 20000));
-    assertEquals(List.of("a", "b"), o.directory());
-    assertEquals(Duration.ofSeconds(4), o.nodeLease());
-    assertEquals(o.toJson(), new FdbClusterManagerOptions(o.toJson()).toJson());
-    assertEquals("cluster", new FdbClusterManagerOptions(new JsonObject().put("store", new JsonObject().put("engine", "cluster")))
-        .toJson().getJsonObject("store").getString("engine"));
-
-    IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class,
-        () -> new FdbClusterManagerOptions(new JsonObject().put("nodeLease", 5)));
-    assertTrue(unknown.getMessage().contains("nodeLease"), unknown.getMessage());
-    assertThrows(IllegalArgumentException.class, () -> new FdbClusterManagerOptions(new JsonObject()
-        .put("store", new JsonObject().put("engine", "zookeeper"))));
-    assertThrows(IllegalArgumentException.class, () -> new FdbClusterManagerOptions(new JsonObject().put("nodeLeaseMs", "ten")));
-    IllegalArgumentException hb = assertThrows(IllegalArgumentException.class, () ->
-        FdbClusterManagerOptions.builder().nodeLease(Duration.ofSeconds(1)).heartbeatInterval(Duration.ofSeconds(1)).build());
-    assertTrue(hb.getMessage().contains("heartbeatInterval"), hb.getMessage());
-    IllegalArgumentException zero = assertThrows(IllegalArgumentException.class,
-        () -> FdbClusterManagerOptions.builder().nodeLease(Duration.ZERO));
-    assertTrue(zero.getMessage().contains("nodeLease must be positive"), zero.getMessage());
-    IllegalArgumentException negative = assertThrows(IllegalArgumentException.class,
-        () -> new FdbClusterManagerOptions(new JsonObject().put("reaperIntervalMs", -1)));
-    assertTrue(negative.getMessage().contains("reaperIntervalMs") && negative.getMessage().contains("> 0"), negative.getMessage());
-    IllegalArgumentException retention = assertThrows(IllegalArgumentException.class,
-        () -> new FdbClusterManagerOptions(new JsonObject().put("nodeLeaseMs", 10000).put("logRetentionMs", 15000)));
-    assertTrue(retention.getMessage().contains("logRetention") && retention.getMessage().contains("twice nodeLease"), retention.getMessage());
-    IllegalArgumentException emptyDir = assertThrows(IllegalArgumentException.class,
-        () -> new FdbClusterManagerOptions(new JsonObject().put("directory", new io.vertx.core.json.JsonArray())));
-    assertTrue(emptyDir.getMessage().contains("directory must not be empty"), emptyDir.getMessage());
-    FdbClusterManagerOptions changed = o.toBuilder().nodeLease(Duration.ofSeconds(5)).build();
-    assertEquals(Duration.ofSeconds(4), o.nodeLease(), "options are immutable: a builder from them changes a copy");
-    assertEquals(Duration.ofSeconds(5), changed.nodeLease());
-  }
-
-  @Test
   void operationsFailWithTheStoresTimeoutInsteadOfHangingWhenTheStoreIsTooSlow() throws Exception {
     try (EmbeddedDatabase slow = EmbeddedDatabase.open(io.github.fdbcoord.embedded.EmbeddedOptions.builder()
         .latency(Duration.ofMillis(150)).build())) {

@@ -94,12 +94,12 @@ class BackupKillTest {
       assertTrue(run.ackedBeforeBackup.containsKey(2), "the child did not start its third backup");
       Thread.sleep(new Random().nextInt(20));
       assertTrue(child.isAlive(), () -> "the child died before it was killed: " + child.exitValue());
-      child.destroyForcibly(); // SIGKILL
+      ChildJvm.kill(child);
       assertTrue(child.waitFor(60, TimeUnit.SECONDS));
     } finally {
-      child.destroyForcibly();
+      ChildJvm.kill(child);
     }
-    reader.join(30_000);
+    ChildJvm.joinReader(reader);
     int last = run.ackedBeforeBackup.keySet().stream().mapToInt(Integer::intValue).max().orElseThrow();
     System.out.printf("BackupKillTest: %d transfers acknowledged, backups finished %s, killed during backup %d%n",
         run.acked.size(), run.finished, last);

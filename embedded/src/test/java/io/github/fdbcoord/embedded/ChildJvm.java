@@ -3,6 +3,7 @@ package io.github.fdbcoord.embedded;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /** Starts a test's child JVM on the test's class path. */
 final class ChildJvm {
@@ -26,6 +27,28 @@ final class ChildJvm {
     command.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
     command.addAll(List.of(args));
     return command;
+  }
+
+  /**
+   * SIGKILLs the child, if it still runs, and leaves its output to whoever reads it. {@link
+   * Process#destroyForcibly()} also closes this JVM's end of the child's stdout, even when the child
+   * already ended: the lines still in the pipe were then lost to a reader that a busy machine had not
+   * yet scheduled (acknowledgements, or the line a test waits for).
+   */
+  static void kill(Process child) {
+    child.toHandle().destroyForcibly();
+  }
+
+  /**
+   * Waits for the thread that reads a child's output to reach its end (the child's exit closes the
+   * pipe). The bound is for a reader that hangs: reading what an ended child left in the pipe takes
+   * milliseconds, but a loaded machine may not schedule the thread for seconds.
+   */
+  static void joinReader(Thread reader) throws InterruptedException {
+    reader.join(TimeUnit.SECONDS.toMillis(60));
+    if (reader.isAlive()) {
+      throw new AssertionError("the child's output did not end within 60 s of its exit");
+    }
   }
 
   /**

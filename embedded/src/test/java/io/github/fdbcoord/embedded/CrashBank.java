@@ -191,15 +191,15 @@ final class CrashBank {
         assertTrue(run.ready, "the child did not start");
         Thread.sleep(killAfterMillis);
         assertTrue(child.isAlive(), () -> "the child died before it was killed: " + child.exitValue());
-        child.destroyForcibly(); // SIGKILL
+        ChildJvm.kill(child);
       }
       assertTrue(child.waitFor(maxSeconds, TimeUnit.SECONDS),
           () -> "round " + round + ": the child did not reach its kill point (" + kill + ") in " + maxSeconds + " s");
     } finally {
-      child.destroyForcibly();
+      ChildJvm.kill(child);
       child.waitFor(30, TimeUnit.SECONDS);
     }
-    reader.join(30_000);
+    ChildJvm.joinReader(reader);
     run.exitCode = child.exitValue();
     run.millis = (System.nanoTime() - started) / 1_000_000;
     return run;

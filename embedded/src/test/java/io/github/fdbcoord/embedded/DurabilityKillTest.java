@@ -142,12 +142,12 @@ class DurabilityKillTest {
       assertTrue(ready.await(30, TimeUnit.SECONDS), "child did not start");
       Thread.sleep(runMillis);
       assertTrue(child.isAlive(), () -> "child died before it was killed: " + child.exitValue());
-      child.destroyForcibly(); // SIGKILL
-      assertTrue(child.waitFor(10, TimeUnit.SECONDS));
+      ChildJvm.kill(child);
+      assertTrue(child.waitFor(60, TimeUnit.SECONDS));
     } finally {
-      child.destroyForcibly();
+      ChildJvm.kill(child);
     }
-    reader.join(10_000);
+    ChildJvm.joinReader(reader);
     return acked;
   }
 

@@ -252,9 +252,9 @@ class LargerThanHeapRestartTest {
     try {
       assertTrue(child.waitFor(maxSeconds, TimeUnit.SECONDS), main.getSimpleName() + " did not finish in " + maxSeconds + " s");
     } finally {
-      child.destroyForcibly();
+      ChildJvm.kill(child);
     }
-    reader.join(30_000);
+    ChildJvm.joinReader(reader);
     synchronized (lines) {
       System.out.println(main.getSimpleName() + ": exit " + child.exitValue() + ", " + lines);
       assertEquals(0, child.exitValue(), main.getSimpleName() + " failed: " + lines);

@@ -14,7 +14,6 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import com.apple.foundationdb.KeyValue;
 import com.apple.foundationdb.MutationType;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -32,11 +31,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -517,24 +518,27 @@ class LegacyDirectoryMigrationTest {
     List<String> command = ChildJvm.command(childTmp, "256m", ChildJvm.shortLivedOptions(nativeLibrary), Child.class,
         childArgs.toArray(String[]::new));
     Process child = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    Thread reader = new Thread(() -> {
+    // The output is read to its end (the child's exit closes the pipe) before the process is touched:
+    // destroyForcibly also closes the parent's end of the pipe, even of a child that already exited, so a
+    // reader that a busy machine had not yet scheduled lost the child's last lines (its "OPENED").
+    CompletableFuture<String> out = CompletableFuture.supplyAsync(() -> {
       try (InputStream in = child.getInputStream()) {
-        in.transferTo(out);
+        return new String(in.readAllBytes(), StandardCharsets.UTF_8);
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
-    });
-    reader.start();
-    try {
-      if (!child.waitFor(120, TimeUnit.SECONDS)) {
-        fail("child " + List.of(args) + " did not end");
-      }
-    } finally {
+    }, runnable -> new Thread(runnable, "child-output").start());
+    // Bounds for a hung child only: such a child opens a small directory in about a second when the
+    // machine is idle.
+    if (!child.waitFor(120, TimeUnit.SECONDS)) {
       child.destroyForcibly();
+      fail("child " + List.of(args) + " did not end");
     }
-    reader.join(10_000);
-    return new ChildResult(child.exitValue(), out.toString(StandardCharsets.UTF_8), List.of());
+    try {
+      return new ChildResult(child.exitValue(), out.get(60, TimeUnit.SECONDS), List.of());
+    } catch (ExecutionException | TimeoutException e) {
+      throw new AssertionError("reading the output of child " + List.of(args), e);
+    }
   }
 
   private static ChildResult crashAndCheck(Path fixture, Path dir, String... childArgs) throws Exception {

@@ -118,22 +118,69 @@ class StringInternerTest {
     assertEquals(Optional.of("later"), await(interner.lookup(id)));
   }
 
+  private void assertNothingWritten() {
+    assertEquals(0, InternerTestSupport.contents(db, interner).forward().size(), "a refused batch writes nothing");
+  }
+
   @Test
-  void badInputIsRefusedClearly() {
+  void aNullBatchIsRefused() {
     failure(interner.intern((List<String>) null), InternerException.Kind.BAD_REQUEST);
+    assertNothingWritten();
+  }
+
+  @Test
+  void aNullStringInABatchIsRefusedWithItsIndexAndTheRestIsNotWritten() {
     InternerException nul = failure(interner.intern(Arrays.asList("ok", null)), InternerException.Kind.BAD_REQUEST);
     assertTrue(nul.getMessage().contains("index 1"), nul.getMessage());
+    assertNothingWritten();
+  }
+
+  @Test
+  void aNullStringIsRefused() {
     failure(interner.intern((String) null), InternerException.Kind.BAD_REQUEST);
+    assertNothingWritten();
+  }
+
+  @Test
+  void aNullStringToResolveIsRefused() {
     failure(interner.resolve(Arrays.asList((String) null)), InternerException.Kind.BAD_REQUEST);
+  }
+
+  @Test
+  void aNullIdToLookUpIsRefused() {
     failure(interner.lookup(Arrays.asList(1L << 60, null)), InternerException.Kind.BAD_REQUEST);
+  }
+
+  @Test
+  void theReservedIdZeroIsRefused() {
     InternerException zero = failure(interner.lookup(0), InternerException.Kind.BAD_REQUEST);
     assertTrue(zero.getMessage().contains("reserved"), zero.getMessage());
+  }
+
+  @Test
+  void anIdOfNoNamespaceIsRefused() {
     failure(interner.lookup(42), InternerException.Kind.BAD_REQUEST);
+  }
+
+  @Test
+  void aStringThatIsNotValidUnicodeIsRefused() {
     failure(interner.intern("lone \uD800 surrogate"), InternerException.Kind.BAD_REQUEST);
+    assertNothingWritten();
+  }
+
+  @Test
+  void anEmptyNamespaceNameIsRefused() {
     failure(service.open(""), InternerException.Kind.BAD_REQUEST);
+  }
+
+  @Test
+  void aNullNamespaceNameIsRefused() {
     failure(service.open(null), InternerException.Kind.BAD_REQUEST);
+  }
+
+  @Test
+  void aTooLongNamespaceNameIsRefused() {
     failure(service.open("n".repeat(300)), InternerException.Kind.BAD_REQUEST);
-    assertEquals(0, InternerTestSupport.contents(db, interner).forward().size(), "a refused batch writes nothing");
   }
 
   @Test

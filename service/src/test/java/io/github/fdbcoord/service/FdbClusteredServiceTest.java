@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static io.github.fdbcoord.service.ServiceFixture.await;
+import static io.github.fdbcoord.service.WaiterLivenessTest.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -41,8 +42,11 @@ class FdbClusteredServiceTest {
     db = EmbeddedDatabase.inMemory();
     config = ServiceFixture.baseConfig();
     config.getJsonObject("http").put("enabled", false);
-    JsonObject cluster = new JsonObject().put("enabled", true).put("nodeLeaseMs", 3000)
-        .put("heartbeatIntervalMs", 300).put("reaperIntervalMs", 100).put("logRetentionMs", 10_000);
+    // A lease far above any pause a loaded machine gives a heartbeat: these tests expect both nodes
+    // listed until one closes, and a close removes its node at once, so they never wait for a lease
+    // (the membership log's retention must be at least twice the lease).
+    JsonObject cluster = new JsonObject().put("enabled", true).put("nodeLeaseMs", 30_000)
+        .put("heartbeatIntervalMs", 300).put("reaperIntervalMs", 100).put("logRetentionMs", 60_000);
     CoordinationConfig c = CoordinationConfig.from(config);
     nodeA = await(Vertx.builder().withClusterManager(new FdbClusterManager(CoordinationMain.clusterOptions(cluster, c, db)))
         .buildClustered());
@@ -69,12 +73,10 @@ class FdbClusteredServiceTest {
     assertTrue(state.getBoolean("held"), state.encode());
     assertTrue(state.getJsonObject("owner").getString("owner").startsWith(nodeBId + "/"), state.encode());
     lock.release();
-    long end = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-    while (service.request(service.client.mutexAddress(), "state", new JsonObject().put("name", "orders")).getBoolean("held")) {
-      assertTrue(System.nanoTime() < end, "the release reaches the service");
-      Thread.sleep(10);
-    }
-    assertEquals(2, ((VertxInternal) nodeA).clusterManager().getNodes().size());
+    eventually("the release reaches the service", Duration.ofSeconds(30),
+        () -> !service.request(service.client.mutexAddress(), "state", new JsonObject().put("name", "orders")).getBoolean("held"));
+    // Both stay members (none evicted); A may not have read B's join yet.
+    eventually("node A lists both nodes", Duration.ofSeconds(30), () -> ((VertxInternal) nodeA).clusterManager().getNodes().size() == 2);
   }
 
   @Test
@@ -84,7 +86,10 @@ class FdbClusteredServiceTest {
     service = ServiceFixture.start(nodeA, config, db);
     String a = ((VertxInternal) nodeA).clusterManager().getNodeId();
     String b = ((VertxInternal) nodeB).clusterManager().getNodeId();
-    JsonArray nodes = await(service.web().get("/nodes").send()).bodyAsJsonObject().getJsonArray("nodes");
+    // Node A learns of B from the membership log, on a thread of its own, some time after B's join
+    // returned: the route lists B once A has read that entry.
+    eventually("node A lists node B", Duration.ofSeconds(30), () -> nodesListed().size() == 2);
+    JsonArray nodes = nodesListed();
     assertEquals(2, nodes.size(), nodes.encode());
     assertEquals(a, nodes.getJsonObject(0).getString("id"));
     assertTrue(nodes.getJsonObject(0).getBoolean("self"));
@@ -94,11 +99,11 @@ class FdbClusteredServiceTest {
 
     await(nodeB.close());
     nodeB = null;
-    long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (await(service.web().get("/nodes").send()).bodyAsJsonObject().getJsonArray("nodes").size() != 1) {
-      assertTrue(System.nanoTime() < end, "a node that left is no longer listed");
-      Thread.sleep(20);
-    }
+    eventually("a node that left is no longer listed", Duration.ofSeconds(30), () -> nodesListed().size() == 1);
+  }
+
+  private JsonArray nodesListed() {
+    return await(service.web().get("/nodes").send()).bodyAsJsonObject().getJsonArray("nodes");
   }
 
   @Test

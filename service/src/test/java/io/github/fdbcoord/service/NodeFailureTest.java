@@ -72,6 +72,9 @@ class NodeFailureTest {
     }
   }
 
+  /** Below {@link CoordinationClient#DEFAULT_SEND_TIMEOUT}, far above the timeouts the tests set. */
+  private static final long BELOW_DEFAULT_TIMEOUT_MS = 8_000;
+
   @Test
   void aRequestToAHostThatNeverAnswersFailsWithinItsWaitPlusTheGrace() {
     // A host that took the request and died: the request is never answered.
@@ -85,13 +88,15 @@ class NodeFailureTest {
     assertEquals(ReplyFailure.TIMEOUT, e.failureType());
     assertTrue(e.getMessage().startsWith("no_reply: "), e.getMessage());
     assertEquals("no_reply", FailureCodes.reasonOf(e));
-    assertTrue(tookMs >= 700 && tookMs < 3000, "failed after " + tookMs + " ms, expected about 800");
+    // The wait plus the grace is 800 ms; the upper bound only tells it from the 10 s default send timeout,
+    // generously, as a loaded machine runs the timer late.
+    assertTrue(tookMs >= 700 && tookMs < BELOW_DEFAULT_TIMEOUT_MS, "failed after " + tookMs + " ms, expected about 800");
 
     start = System.nanoTime();
     ReplyException plain = replyFailure(client.withSendTimeout(Duration.ofMillis(400)).mutexState("m"));
     tookMs = (System.nanoTime() - start) / 1_000_000;
     assertEquals(CoordinationClient.HOST_UNAVAILABLE, plain.failureCode());
-    assertTrue(tookMs < 3000, "failed after " + tookMs + " ms");
+    assertTrue(tookMs < BELOW_DEFAULT_TIMEOUT_MS, "failed after " + tookMs + " ms, expected about 400");
 
     ReplyException none = replyFailure(CoordinationClient.create(vertx, "nobody").mutexState("m"));
     assertEquals(CoordinationClient.HOST_UNAVAILABLE, none.failureCode());
@@ -110,6 +115,8 @@ class NodeFailureTest {
     try {
       JsonObject config = ServiceFixture.baseConfig();
       config.getJsonObject("http").put("enabled", false);
+      // The holder keeps the mutex by its heartbeats until it releases; a lease no late timer reaches.
+      config.getJsonObject("mutex").put("leaseMs", 60_000);
       ServiceFixture f = ServiceFixture.start(host, config, null);
       assertTrue(await(f.client.tryAcquire("m", "holder")).held());
       long beat = host.setPeriodic(200, id -> f.client.heartbeat("m", "holder", null));
@@ -121,10 +128,11 @@ class NodeFailureTest {
 
       long closed = System.nanoTime();
       await(requester.close()); // its node leaves the cluster; its request can never be answered
-      eventually("the waiter of the node that left is gone", Duration.ofSeconds(5), () -> await(f.client.mutexState("m"))
+      // Well before the request's own 20 s timeout, generously for a loaded machine.
+      eventually("the waiter of the node that left is gone", Duration.ofSeconds(10), () -> await(f.client.mutexState("m"))
           .queue().stream().noneMatch(q -> q.owner().equals("remote-waiter")));
       long goneMs = (System.nanoTime() - closed) / 1_000_000;
-      assertTrue(goneMs < 5000, "removed " + goneMs + " ms after its node left");
+      assertTrue(goneMs < 10_000, "removed " + goneMs + " ms after its node left");
       host.cancelTimer(beat);
       await(f.client.release("m", "holder", null));
       assertEquals("live", await(live).owner());
@@ -140,8 +148,12 @@ class NodeFailureTest {
 
   @Test
   void stoppingTheServiceAnswersWaitingHttpAcquirers503ClosedAndClosesWebSockets1001() throws Exception {
+    // Nobody heartbeats "holder": under the fixture's 1.5 s lease, a loaded machine that took longer to
+    // queue the four waiters saw the reaper hand the mutex to the first of them.
     for (int trial = 0; trial < 3; trial++) {
-      ServiceFixture f = ServiceFixture.start(vertx);
+      JsonObject config = ServiceFixture.baseConfig();
+      config.getJsonObject("mutex").put("leaseMs", 60_000);
+      ServiceFixture f = ServiceFixture.start(vertx, config, null);
       assertTrue(await(f.client.tryAcquire("m", "holder")).held());
       List<Future<HttpResponse<Buffer>>> waiting = new ArrayList<>();
       for (int i = 0; i < 4; i++) {
@@ -155,7 +167,7 @@ class NodeFailureTest {
       ws.textMessageHandler(wsMessages::add);
       await(ws.writeTextMessage(new JsonObject().put("subscribe", new JsonArray().add("m")).encode()));
       assertNotNull(wsMessages.poll(10, TimeUnit.SECONDS));
-      eventually("all four queued", Duration.ofSeconds(5), () -> await(f.client.mutexState("m")).queue().size() == 4);
+      eventually("all four queued", Duration.ofSeconds(10), () -> await(f.client.mutexState("m")).queue().size() == 4);
 
       await(vertx.undeploy(f.deploymentId));
       for (Future<HttpResponse<Buffer>> w : waiting) {
@@ -303,7 +315,10 @@ class NodeFailureTest {
   void aWatchNobodyRenewsEndsAfterItsLease() throws Exception {
     JsonObject config = ServiceFixture.baseConfig();
     config.getJsonObject("http").put("enabled", false);
-    config.getJsonObject("mutex").put("maxWatched", 3).put("watchLeaseMs", 500);
+    // Long enough that no watch ends before the fourth is refused (at 500 ms, a loaded machine's three
+    // requests outlived the first), short enough to wait for.
+    long watchLeaseMs = 5_000;
+    config.getJsonObject("mutex").put("maxWatched", 3).put("watchLeaseMs", watchLeaseMs);
     ServiceFixture f = ServiceFixture.start(vertx, config, null);
     try {
       for (int i = 0; i < 3; i++) {
@@ -311,10 +326,10 @@ class NodeFailureTest {
       }
       f.failure(f.client.mutexAddress(), "watch", new JsonObject().put("name", "w3"), 409, "too_many_watched");
       // Nobody renews them (a client that died): the slots come back after the lease.
-      eventually("the unrenewed watches end", Duration.ofSeconds(5), () -> mutexVerticleWatched(f) == 0);
+      eventually("the unrenewed watches end", Duration.ofSeconds(30), () -> mutexVerticleWatched(f) == 0);
       JsonObject reply = f.request(f.client.mutexAddress(), "watch", new JsonObject().put("name", "w3")
           .put("watcher", "me"));
-      assertEquals(500L, reply.getLong("leaseMs"));
+      assertEquals(watchLeaseMs, reply.getLong("leaseMs"));
       JsonObject unwatched = f.request(f.client.mutexAddress(), "unwatch", new JsonObject().put("name", "w3")
           .put("watcher", "me"));
       assertTrue(unwatched.getBoolean("unwatched"));
