@@ -1,5 +1,6 @@
 package io.github.fdbcoord.service;
 
+import io.github.fdbcoord.store.StoreOptions;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -22,6 +23,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The service as shipped: started from conf/config.json (data directory and port overridden), it answers /health. */
 @ExtendWith(VertxExtension.class)
 class ConfiguredServiceTest {
+
+  /** The example docs/real-foundationdb.md starts a service with: read as the service reads it, without a cluster. */
+  @Test
+  void theClusterExampleServesHttpOnAFoundationDbCluster() throws Exception {
+    CoordinationConfig example = CoordinationConfig.from(new JsonObject(Files.readString(Path.of("../conf/cluster-example.json"))));
+    assertEquals(StoreOptions.Engine.CLUSTER, example.store().engine());
+    assertEquals(Path.of("/etc/foundationdb/fdb.cluster"), example.store().clusterFile());
+    assertTrue(example.httpEnabled(), "the recipe's service answers HTTP");
+    assertEquals("0.0.0.0", example.httpHost());
+    assertEquals(List.of("coord.example.internal"), example.httpOptions().getAllowedHosts());
+  }
 
   @Test
   void serviceFromConfAnswersHealthAndKeepsDataAcrossRestarts(Vertx vertx, @TempDir Path data) throws Exception {
