@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletionException;
@@ -109,6 +110,8 @@ class FailureCodesTest {
       assertEquals(reply.failureCode(), FailureCodes.codeOf(reply));
       assertEquals("why", FailureCodes.detailOf(reply));
       reasons.add(FailureCodes.reasonOf(reply));
+      // docs/vertx.md tells client-only nodes (which have the api's FailureKind, not this class) so.
+      assertEquals(kind.name().toLowerCase(Locale.ROOT), FailureCodes.reasonOf(reply), "the reason word is the kind's name");
     }
     assertEquals(FailureKind.values().length, Set.copyOf(reasons).size(), "a reason word per kind: " + reasons);
   }
