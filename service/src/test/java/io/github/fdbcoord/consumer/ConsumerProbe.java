@@ -3,6 +3,7 @@ package io.github.fdbcoord.consumer;
 import io.github.fdbcoord.service.CoordinationVerticle;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpClientRequest;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
@@ -24,13 +25,20 @@ public final class ConsumerProbe {
       CoordinationVerticle service = new CoordinationVerticle(new JsonObject()
           .put("http", new JsonObject().put("enabled", true).put("port", 0)));
       vertx.deployVerticle(service).await(60, TimeUnit.SECONDS);
-      // The body is asked for on the response's own context: asked later, from this thread, it may
-      // have gone by already.
-      Map.Entry<Integer, Buffer> health = vertx.createHttpClient()
-          .request(HttpMethod.GET, service.httpPort(), "127.0.0.1", "/health")
-          .compose(HttpClientRequest::send)
-          .compose(response -> response.body().map(body -> Map.entry(response.statusCode(), body)))
-          .await(30, TimeUnit.SECONDS);
+      // The client is held until the answer is in: Vert.x closes the pool of a client that became
+      // unreachable, and a collection during the request failed it with "Pool closed".
+      HttpClient client = vertx.createHttpClient();
+      Map.Entry<Integer, Buffer> health;
+      try {
+        // The body is asked for on the response's own context: asked later, from this thread, it may
+        // have gone by already.
+        health = client.request(HttpMethod.GET, service.httpPort(), "127.0.0.1", "/health")
+            .compose(HttpClientRequest::send)
+            .compose(response -> response.body().map(body -> Map.entry(response.statusCode(), body)))
+            .await(30, TimeUnit.SECONDS);
+      } finally {
+        client.close().await(30, TimeUnit.SECONDS);
+      }
       System.out.println("health: " + health.getKey() + " " + health.getValue());
       if (health.getKey() != 200 || !"UP".equals(health.getValue().toJsonObject().getString("status"))) {
         System.exit(1);
