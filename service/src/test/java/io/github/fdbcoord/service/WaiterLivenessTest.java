@@ -26,6 +26,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 import static io.github.fdbcoord.service.ServiceFixture.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -83,7 +84,13 @@ class WaiterLivenessTest {
     return queue(await(f.client.mutexState(name)));
   }
 
-  static void eventually(String what, Duration within, BooleanSupplier condition, java.util.function.Supplier<String> state) throws InterruptedException {
+  static void eventually(String what, Duration within, BooleanSupplier condition) throws InterruptedException {
+    eventually(what, within, condition, () -> "");
+  }
+
+  /** Polls {@code condition} until it holds; a failure also says {@code state}, what was seen last. */
+  static void eventually(String what, Duration within, BooleanSupplier condition, Supplier<String> state)
+      throws InterruptedException {
     long end = System.nanoTime() + within.toNanos();
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() > end) {
@@ -93,15 +100,6 @@ class WaiterLivenessTest {
     }
   }
 
-  static void eventually(String what, Duration within, BooleanSupplier condition) throws InterruptedException {
-    long end = System.nanoTime() + within.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > end) {
-        fail("not within " + within + ": " + what);
-      }
-      Thread.sleep(10);
-    }
-  }
 
   /** An HTTP acquire on a raw connection, so the test can drop the connection mid-request. */
   private NetSocket rawAcquire(String name, String owner, long timeoutMs) {
