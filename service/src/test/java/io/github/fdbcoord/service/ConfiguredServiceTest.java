@@ -1,5 +1,6 @@
 package io.github.fdbcoord.service;
 
+import com.apple.foundationdb.directory.DirectoryLayer;
 import io.github.fdbcoord.store.StoreOptions;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
@@ -46,39 +47,24 @@ class ConfiguredServiceTest {
     config.put("rootDirectory", new JsonArray().add("test").add(UUID.randomUUID().toString()));
 
     String first;
-    boolean durable = true;
     {
       CoordinationVerticle service = new CoordinationVerticle(config);
-      String id;
-      try {
-        id = await(vertx.deployVerticle(service));
-      } catch (RuntimeException e) {
-        // Until the durable engine is merged, a data directory is refused with a clear message;
-        // the rest of the shipped configuration is still checked, in memory.
-        assertTrue(String.valueOf(e.getMessage()).contains("not wired in yet"), e.toString());
-        durable = false;
-        config.getJsonObject("store").remove("dataDirectory");
-        service = new CoordinationVerticle(config);
-        id = await(vertx.deployVerticle(service));
-      }
+      String id = await(vertx.deployVerticle(service));
       WebClient web = WebClient.create(vertx);
       var health = await(web.get(service.httpPort(), "127.0.0.1", "/health").send());
       assertEquals(200, health.statusCode(), health.bodyAsString());
       assertEquals("UP", health.bodyAsJsonObject().getString("status"));
-      assertTrue(health.bodyAsJsonObject().getString("store").contains(durable ? data.toString() : "in memory"));
+      assertTrue(health.bodyAsJsonObject().getString("store").contains(data.toString()), health.bodyAsString());
       first = await(service.client().intern("durable", List.of("kept"))).get(0).toString();
       web.close();
       await(vertx.undeploy(id));
     }
-    org.junit.jupiter.api.Assumptions.assumeTrue(durable,
-        "the embedded engine on this branch does not support data directories yet: restart check skipped");
     CoordinationVerticle again = new CoordinationVerticle(config);
     String id = await(vertx.deployVerticle(again));
     assertEquals(first, await(again.client().resolve("durable", List.of("kept"))).get(0).getAsLong() + "",
         "the interned id survived a restart of the service on the same data directory");
     List<String> root = config.getJsonArray("rootDirectory").getList();
-    again.database().runAsync(tr -> com.apple.foundationdb.directory.DirectoryLayer.getDefault()
-        .removeIfExists(tr, root)).join();
+    again.database().runAsync(tr -> DirectoryLayer.getDefault().removeIfExists(tr, root)).join();
     await(vertx.undeploy(id));
   }
 
