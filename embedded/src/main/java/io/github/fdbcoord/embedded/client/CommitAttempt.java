@@ -58,14 +58,21 @@ final class CommitAttempt {
     synchronized (tx) {
       tx.ensureOpen();
       FDBException err = tx.readError();
-      if (err == null && tx.approximateSize() > tx.settings.sizeLimit) {
-        err = FdbErrors.error(FdbErrors.TRANSACTION_TOO_LARGE);
-      }
       if (err != null) {
+        // Refused before it starts (FoundationDB leaves the watches and the versionstamp waiting
+        // for a reset that may never come; here they fail with the commit, so nothing hangs).
         if (tx.state == EmbeddedTransaction.State.ACTIVE) {
           tx.watches.failAll(err);
           versionstamp.completeExceptionally(err);
         }
+        return CompletableFuture.failedFuture(err);
+      }
+      tx.commitStarted = true;
+      if (tx.approximateSize() > tx.settings.sizeLimit) {
+        err = FdbErrors.error(FdbErrors.TRANSACTION_TOO_LARGE);
+        tx.state = EmbeddedTransaction.State.COMMITTED;
+        tx.watches.failAll(err);
+        versionstamp.completeExceptionally(err);
         return CompletableFuture.failedFuture(err);
       }
       tx.state = EmbeddedTransaction.State.COMMITTING;

@@ -290,6 +290,11 @@ final class TransactionReads {
     try {
       synchronized (tx) {
         tx.ensureOpen();
+        // A deferred error, then the reset promise; no used-during-commit check (RYW getReadVersion).
+        FDBException deferred = tx.deferredError();
+        if (deferred != null) {
+          return fail(deferred);
+        }
         if (tx.state == EmbeddedTransaction.State.CANCELLED) {
           return fail(tx.cancelError);
         }
