@@ -42,13 +42,20 @@ final class CommitAttempt {
     return versionstamp;
   }
 
+  /** The transaction is closed: a versionstamp still awaited fails as FoundationDB's does when it is destroyed (1025). */
+  void close() {
+    versionstamp.completeExceptionally(FdbErrors.error(FdbErrors.TRANSACTION_CANCELLED));
+  }
+
   boolean isHeld() {
     return held != null;
   }
 
-  /** Back to no commit (the transaction was reset for a retry). */
+  /** Back to no commit (the transaction was reset for a retry). Caller holds the monitor. */
   void reset() {
     committedVersion = -1;
+    // The old transaction's versionstamp will never come: FoundationDB fails it with the reset (1025).
+    versionstamp.completeExceptionally(FdbErrors.error(FdbErrors.TRANSACTION_CANCELLED));
     versionstamp = new CompletableFuture<>();
   }
 
@@ -59,12 +66,8 @@ final class CommitAttempt {
       tx.ensureOpen();
       FDBException err = tx.readError();
       if (err != null) {
-        // Refused before it starts (FoundationDB leaves the watches and the versionstamp waiting
-        // for a reset that may never come; here they fail with the commit, so nothing hangs).
-        if (tx.state == EmbeddedTransaction.State.ACTIVE) {
-          tx.watches.failAll(err);
-          versionstamp.completeExceptionally(err);
-        }
+        // Refused before it starts: its watches and versionstamp wait, as FoundationDB's do, for the
+        // transaction's reset or end, which fails them with 1025.
         return CompletableFuture.failedFuture(err);
       }
       tx.commitStarted = true;

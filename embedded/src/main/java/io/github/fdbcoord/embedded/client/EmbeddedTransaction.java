@@ -252,14 +252,27 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
     addWriteConflictRange(key, Bytes.keyAfter(key));
   }
 
-  /** Conflict ranges added by hand: errors are thrown at the call, as the C client returns them. */
+  /**
+   * Conflict ranges added by hand: an inverted range is thrown at the call (fdb_c builds the range
+   * before the transaction sees it), the transaction's own checks are deferred like a write's
+   * (ReadYourWritesTransaction::addRead/WriteConflictRange run on the network thread).
+   */
   private synchronized void addManualConflictRange(byte[] begin, byte[] end, boolean read) {
     ensureOpen();
-    if (commitStarted) {
-      throw FdbErrors.error(FdbErrors.USED_DURING_COMMIT);
-    }
     if (Bytes.compare(begin, end) > 0) {
       throw FdbErrors.error(FdbErrors.INVERTED_RANGE);
+    }
+    if (deferred != null) {
+      return;
+    }
+    if (commitStarted) {
+      defer(FdbErrors.USED_DURING_COMMIT);
+      return;
+    }
+    byte[] max = read ? settings.maxReadKey() : settings.maxWriteKey();
+    if (Bytes.compare(begin, max) > 0 || Bytes.compare(end, max) > 0) {
+      defer(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
+      return;
     }
     if (Bytes.compare(begin, end) < 0) {
       if (read) {
@@ -497,6 +510,10 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
 
   private synchronized void setOption(int code, byte[] param) {
     ensureOpen();
+    if (deferred != null) {
+      // The C client sets options on the network thread, where a deferred error skips every call.
+      return;
+    }
     switch (code) {
       case 51:
         if (readVersion >= 0 || !writes.isEmpty() || !watches.isEmpty()) {
@@ -554,6 +571,7 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
       if (state == State.ACTIVE) {
         watches.failAll(FdbErrors.error(FdbErrors.TRANSACTION_CANCELLED));
       }
+      commit.close();
       closed = true;
       if (timeoutTask != null) {
         timeoutTask.cancel(false);
