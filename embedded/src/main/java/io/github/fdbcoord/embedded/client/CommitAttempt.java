@@ -53,9 +53,11 @@ final class CommitAttempt {
 
   /** Back to no commit (the transaction was reset for a retry). Caller holds the monitor. */
   void reset() {
-    committedVersion = -1;
-    // The old transaction's versionstamp will never come: FoundationDB fails it with the reset (1025).
-    versionstamp.completeExceptionally(FdbErrors.error(FdbErrors.TRANSACTION_CANCELLED));
+    // The committed version survives a retry: NativeAPI keeps it in the transaction state, which
+    // only a full reset replaces.
+    // The old transaction's versionstamp will never come: NativeAPI's reset replaces the promise
+    // behind it before the read-your-writes reset fails what waits on it, so it breaks (1100).
+    versionstamp.completeExceptionally(new FDBException("Broken promise", FdbErrors.BROKEN_PROMISE));
     versionstamp = new CompletableFuture<>();
   }
 

@@ -147,13 +147,16 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
 
   /** Whether a write may proceed; otherwise its error is deferred. Caller holds the monitor. */
   boolean writable() {
+    if (deferred != null) {
+      return false;
+    }
     if (commitStarted) {
       defer(FdbErrors.USED_DURING_COMMIT);
       return false;
     }
-    // A write to a cancelled transaction is no error of its own: every later call fails with the
-    // cancellation anyway, unless an earlier deferred error wins.
-    return state != State.CANCELLED && deferred == null;
+    // A cancelled transaction still checks (and takes) its writes, as FoundationDB's does: their
+    // errors are deferred and win over the cancellation; the writes themselves can never commit.
+    return true;
   }
 
   long approximateSize() {
@@ -421,7 +424,9 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
         return CompletableFuture.failedFuture(cancelError);
       }
       if (!settings.mayRetry()) {
-        return failRetry(e);
+        // The retry limit rethrows the error given; a future cannot fail with code 0, so the C
+        // client reports that one as an internal error (4100).
+        return failRetry(code == 0 ? FdbErrors.error(FdbErrors.INTERNAL_ERROR) : e);
       }
       if (code == 0) {
         return failRetry(FdbErrors.error(FdbErrors.CLIENT_INVALID_OPERATION));
@@ -488,7 +493,8 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
       cancelError = error;
       commitInFlight = commit.cancel(error);
       error = cancelError;
-      watches.failAll(error);
+      // Its watches are not failed here: FoundationDB's wait for the value they watch (and fire on
+      // the transaction's own change) until the transaction is reset or closed (1025).
       commit.versionstamp().completeExceptionally(error);
     }
     if (commitInFlight != null) {
@@ -568,7 +574,7 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
       if (closed) {
         return;
       }
-      if (state == State.ACTIVE) {
+      if (state == State.ACTIVE || state == State.CANCELLED) {
         watches.failAll(FdbErrors.error(FdbErrors.TRANSACTION_CANCELLED));
       }
       commit.close();

@@ -65,8 +65,8 @@ public final class RangeIterable implements AsyncIterable<KeyValue> {
       return bad.thenApply(v -> null);
     }
     return tx.resolveBounds(begin, end, snapshot)
-        .thenCompose(b -> tx.readBatch(b, b.begin, b.end, limit, reverse, snapshot))
-        .thenApply(batch -> batch.rows);
+        .thenCompose(b -> b.empty ? CompletableFuture.completedFuture(List.<KeyValue>of())
+            : tx.readBatch(b, b.begin, b.end, limit, reverse, snapshot).thenApply(batch -> batch.rows));
   }
 
   @Override
@@ -137,6 +137,10 @@ public final class RangeIterable implements AsyncIterable<KeyValue> {
           bounds = b;
           cursorBegin = b.begin;
           cursorEnd = b.end;
+        }
+        if (b.empty) {
+          exhausted = true;
+          return CompletableFuture.completedFuture(false);
         }
       }
       int size = batchSize(batches++);
