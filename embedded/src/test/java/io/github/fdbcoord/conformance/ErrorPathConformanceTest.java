@@ -301,6 +301,62 @@ class ErrorPathConformanceTest {
     assertFailsBothWays("getVersionstamp", FdbErrors.VALUE_TOO_LARGE, tr::getVersionstamp);
   }
 
+  // ------------------------------------------------------------ the same rules, found by the differential test
+
+  /** Options are set on the network thread: a cancelled transaction takes them, a deferred error skips them. */
+  @TestTemplate
+  void optionsOfACancelledTransactionAreTakenAndAfterADeferredErrorSkipped(Fixture f) {
+    Transaction cancelled = f.tx();
+    cancelled.cancel();
+    cancelled.options().setRetryLimit(0);
+    cancelled.options().setSnapshotRywDisable();
+    assertFailsBothWays("get", FdbErrors.TRANSACTION_CANCELLED, () -> cancelled.get(f.key("k")));
+
+    Transaction deferred = f.tx();
+    deferred.set(f.key("k"), filled(100_001, (byte) 'v'));
+    deferred.options().setRetryLimit(0);
+    // With the limit taken, onError would fail; skipped, it retries.
+    Transaction retried = f.own(await(deferred.onError(new FDBException("given", FdbErrors.NOT_COMMITTED))));
+    retried.set(f.key("k"), bytes("v"));
+    await(retried.commit());
+    assertEquals("v", f.read("k"));
+  }
+
+  /** A write to a cancelled transaction is still checked: its deferred error wins over the cancellation. */
+  @TestTemplate
+  void aWriteErrorAfterCancelWinsOverIt(Fixture f) {
+    Transaction tr = f.tx();
+    tr.cancel();
+    tr.set(f.key("k"), filled(100_001, (byte) 'v'));
+    assertFailsBothWays("get", FdbErrors.VALUE_TOO_LARGE, () -> tr.get(f.key("k")));
+    assertFailsBothWays("commit", FdbErrors.VALUE_TOO_LARGE, tr::commit);
+  }
+
+  @TestTemplate
+  void aRetryKeepsTheCommittedVersionAndBreaksTheVersionstamp(Fixture f) {
+    Transaction tr = f.tx();
+    tr.set(f.key("k"), bytes("v"));
+    await(tr.commit());
+    long committed = tr.getCommittedVersion();
+    Transaction retried = f.own(await(tr.onError(new FDBException("given", FdbErrors.NOT_COMMITTED))));
+    assertEquals(committed, retried.getCommittedVersion());
+    CompletableFuture<byte[]> stamp = retried.getVersionstamp();
+    Transaction again = f.own(await(retried.onError(new FDBException("given", FdbErrors.NOT_COMMITTED))));
+    assertFailsBothWays("getVersionstamp across onError", FdbErrors.BROKEN_PROMISE, () -> stamp);
+    again.cancel();
+  }
+
+  /** An inverted or empty range answers at once: it takes no read version, so one can still be set. */
+  @TestTemplate
+  void aRangeEmptyOnItsFaceTakesNoReadVersion(Fixture f) {
+    f.put("k", "v");
+    Transaction tr = f.tx();
+    assertEquals(0, await(tr.getRange(f.key("k"), f.key("k")).asList()).size());
+    assertEquals(0, await(tr.getRange(f.key("z"), f.key("a"), 0, true).asList()).size());
+    tr.setReadVersion(-1);
+    assertFailsBothWays("get", FdbErrors.VERSION_INVALID, () -> tr.get(f.key("k")));
+  }
+
   /** Waits for the transaction's timeout to fire: the condition is its first visible effect, a read failing 1031. */
   static void awaitTimedOut(Fixture f, Transaction tr) {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(FdbAssertions.TIMEOUT_SECONDS);

@@ -51,12 +51,14 @@ final class CommitAttempt {
     return held != null;
   }
 
-  /** Back to no commit (the transaction was reset for a retry). Caller holds the monitor. */
+  /**
+   * Back to no commit (the transaction was reset for a retry), keeping the committed version, as
+   * NativeAPI keeps it in the transaction state that only a full reset replaces. Caller holds the
+   * monitor.
+   */
   void reset() {
-    // The committed version survives a retry: NativeAPI keeps it in the transaction state, which
-    // only a full reset replaces.
-    // The old transaction's versionstamp will never come: NativeAPI's reset replaces the promise
-    // behind it before the read-your-writes reset fails what waits on it, so it breaks (1100).
+    // The old versionstamp will never come: NativeAPI's reset replaces the promise behind it before
+    // the read-your-writes reset fails what waits on it, so it breaks (1100).
     versionstamp.completeExceptionally(new FDBException("Broken promise", FdbErrors.BROKEN_PROMISE));
     versionstamp = new CompletableFuture<>();
   }
