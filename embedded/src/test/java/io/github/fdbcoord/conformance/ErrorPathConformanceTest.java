@@ -357,6 +357,19 @@ class ErrorPathConformanceTest {
     assertFailsBothWays("get", FdbErrors.VERSION_INVALID, () -> tr.get(f.key("k")));
   }
 
+  /** A selector the transaction's own writes resolve takes no read version either. */
+  @TestTemplate
+  void aSelectorResolvedByOwnWritesTakesNoReadVersion(Fixture f) {
+    Transaction tr = f.tx();
+    tr.set(f.key("k"), bytes("v"));
+    assertEquals("k", Fixture.string(java.util.Arrays.copyOfRange(
+        await(tr.getKey(KeySelector.firstGreaterOrEqual(f.key("k")))), f.prefix().length, f.key("k").length)));
+    assertEquals("k", Fixture.string(java.util.Arrays.copyOfRange(
+        await(tr.snapshot().getKey(KeySelector.lastLessOrEqual(f.key("k")))), f.prefix().length, f.key("k").length)));
+    tr.setReadVersion(-1);
+    assertFailsBothWays("get", FdbErrors.VERSION_INVALID, () -> tr.get(f.key("other")));
+  }
+
   /** Waits for the transaction's timeout to fire: the condition is its first visible effect, a read failing 1031. */
   static void awaitTimedOut(Fixture f, Transaction tr) {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(FdbAssertions.TIMEOUT_SECONDS);

@@ -271,15 +271,19 @@ final class TransactionReads {
         if (refused != null) {
           return fail(refused);
         }
-        boolean tookReadVersion = !tx.hasReadVersion();
-        long rv = tx.readVersion();
-        checkReadVersion(rv);
-        byte[] result;
-        if (MergedView.isFirstGreaterOrEqual(sel)) {
-          MergedView.Batch b = scan(Bytes.min(sel.getKey(), max), max, 1, false, rv, snapshot);
-          result = b.rows.isEmpty() ? max : b.rows.get(0).getKey();
-        } else {
-          result = resolveSelector(sel, rv, max, snapshot);
+        byte[] result = ownPresentKey(sel, snapshot);
+        boolean fromStorage = result == null;
+        boolean tookReadVersion = false;
+        if (fromStorage) {
+          tookReadVersion = !tx.hasReadVersion();
+          long rv = tx.readVersion();
+          checkReadVersion(rv);
+          if (MergedView.isFirstGreaterOrEqual(sel)) {
+            MergedView.Batch b = scan(Bytes.min(sel.getKey(), max), max, 1, false, rv, snapshot);
+            result = b.rows.isEmpty() ? max : b.rows.get(0).getKey();
+          } else {
+            result = resolveSelector(sel, rv, max, snapshot);
+          }
         }
         if (!snapshot) {
           // FoundationDB's range for a resolved selector: from the selector's base to the result.
@@ -290,11 +294,26 @@ final class TransactionReads {
             conflicts.addRangeRead(base, Bytes.keyAfter(result), writes, settings.rywDisabled);
           }
         }
-        return deliver(result.clone(), true, tookReadVersion);
+        return deliver(result.clone(), fromStorage, tookReadVersion);
       }
     } catch (RuntimeException e) {
       return fail(e);
     }
+  }
+
+  /**
+   * The selector's own key when the transaction's writes alone resolve the selector to it: it selects
+   * its key itself ({@code firstGreaterOrEqual}, {@code lastLessOrEqual}) and the transaction set that
+   * key to a known value. FoundationDB's read-your-writes client then answers without storage, so
+   * without taking a read version. Null otherwise. Caller holds the monitor.
+   */
+  private byte[] ownPresentKey(KeySelector sel, boolean snapshot) {
+    boolean selectsItsKey = (sel.getOffset() == 1 && !sel.orEqual()) || (sel.getOffset() == 0 && sel.orEqual());
+    if (!selectsItsKey || !settings.seesOwnWrites(snapshot)) {
+      return null;
+    }
+    PendingWrite w = writes.get(sel.getKey());
+    return w != null && w.kind == PendingWrite.Kind.KNOWN && w.value != null ? sel.getKey() : null;
   }
 
   /** Stored arrays are shared and never modified: callers get their own copies. */
