@@ -173,6 +173,8 @@ class DifferentialConformanceTest {
     private Database db;
     private Transaction tr;
     private boolean committed;
+    /** A retry limit was set in this chain of retries (it persists across onError). */
+    private boolean retryLimitSet;
 
     Program(long seed, int ops, byte[] prefix) {
       this.seed = seed;
@@ -344,6 +346,7 @@ class DifferentialConformanceTest {
         waitFor(i, "getVersionstamp", t -> t.getVersionstamp().thenApply(v -> "stamp"), null);
       } else if (op < 77) {
         int limit = random.nextInt(3);
+        retryLimitSet = true;
         record(i, "option retry limit " + limit, t -> sync(() -> t.options().setRetryLimit(limit)));
       } else if (op < 79) {
         boolean disable = random.nextBoolean();
@@ -364,10 +367,15 @@ class DifferentialConformanceTest {
         record(i, "getCommittedVersion",
             t -> sync(() -> { }).thenApply(v -> t.getCommittedVersion() > 0 ? "version > 0" : "version " + t.getCommittedVersion()));
       } else if (op < 95) {
-        onError(i, ON_ERROR_CODES[random.nextInt(ON_ERROR_CODES.length)]);
+        int code = ON_ERROR_CODES[random.nextInt(ON_ERROR_CODES.length)];
+        // onError(0) at the retry limit fails an assertion inside FoundationDB's client (it rethrows
+        // "success", reported as 4100): its message on the test JVM's stderr can break Surefire's
+        // channel to the fork, so that case is left to ErrorPathConformanceTest's reasoning, not run.
+        onError(i, code == 0 && retryLimitSet ? FdbErrors.NOT_COMMITTED : code);
       } else {
         endTransaction(i + ": new transaction");
         tr = db.createTransaction();
+        retryLimitSet = false;
       }
     }
 
@@ -418,6 +426,7 @@ class DifferentialConformanceTest {
         // fdb-java closes a transaction whose onError failed: go on with a new one.
         endTransaction(i + ": after failed onError");
         tr = db.createTransaction();
+        retryLimitSet = false;
       } catch (TimeoutException e) {
         record.add(i + ": onError " + code + " -> " + StateWalk.PENDING);
       } catch (InterruptedException e) {

@@ -342,26 +342,26 @@ final class TransactionReads {
     }
   }
 
-  /** The key's value as this transaction sees it, without adding a read conflict. */
+  /**
+   * The key's value as this transaction sees it, without adding a read conflict. What its writes
+   * answer needs no read version (a watch of a key it set or cleared takes none, as in FoundationDB).
+   */
   byte[] ownView(byte[] key) {
+    PendingWrite w = writes.get(key);
+    if (w != null && w.kind == PendingWrite.Kind.KNOWN) {
+      return w.value;
+    }
+    if (w != null && w.kind == PendingWrite.Kind.STAMPED) {
+      throw FdbErrors.error(FdbErrors.ACCESSED_UNREADABLE);
+    }
+    if (w == null && writes.isCleared(key)) {
+      return null;
+    }
     long rv = tx.readVersion();
     checkReadVersion(rv);
     if (engine.tooOld(rv)) {
       throw FdbErrors.error(FdbErrors.TRANSACTION_TOO_OLD);
     }
-    PendingWrite w = writes.get(key);
-    if (w != null) {
-      if (w.kind == PendingWrite.Kind.KNOWN) {
-        return w.value;
-      }
-      if (w.kind == PendingWrite.Kind.STAMPED) {
-        throw FdbErrors.error(FdbErrors.ACCESSED_UNREADABLE);
-      }
-      return w.applyOps(engine.get(key, rv));
-    }
-    if (writes.isCleared(key)) {
-      return null;
-    }
-    return engine.get(key, rv);
+    return w != null ? w.applyOps(engine.get(key, rv)) : engine.get(key, rv);
   }
 }
