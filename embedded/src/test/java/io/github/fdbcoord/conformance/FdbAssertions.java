@@ -87,11 +87,16 @@ public final class FdbAssertions {
   }
 
   public static void assertCode(int code, Throwable t) {
+    assertCode(code, t, "");
+  }
+
+  /** Asserts that {@code t} is (or wraps) FDB error {@code code}; {@code what} names the call in a failure. */
+  public static void assertCode(int code, Throwable t, String what) {
     FDBException e = FdbErrors.fdbException(t);
     if (e == null) {
-      throw new AssertionError("expected FDBException " + code + " (" + FdbErrors.message(code) + ") but got " + t, t);
+      throw new AssertionError(what + ": expected FDBException " + code + " (" + FdbErrors.message(code) + ") but got " + t, t);
     }
-    assertEquals(code, e.getCode(), () -> "wrong FDB error code; message: " + e.getMessage());
+    assertEquals(code, e.getCode(), () -> what + ": wrong FDB error code; message: " + e.getMessage());
   }
 
   /** Whether the future completes (normally or not) within {@code millis}. */

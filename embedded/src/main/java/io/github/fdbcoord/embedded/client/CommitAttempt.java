@@ -42,13 +42,24 @@ final class CommitAttempt {
     return versionstamp;
   }
 
+  /** The transaction is closed: a versionstamp still awaited fails as FoundationDB's does when it is destroyed (1025). */
+  void close() {
+    versionstamp.completeExceptionally(FdbErrors.error(FdbErrors.TRANSACTION_CANCELLED));
+  }
+
   boolean isHeld() {
     return held != null;
   }
 
-  /** Back to no commit (the transaction was reset for a retry). */
+  /**
+   * Back to no commit (the transaction was reset for a retry), keeping the committed version, as
+   * NativeAPI keeps it in the transaction state that only a full reset replaces. Caller holds the
+   * monitor.
+   */
   void reset() {
-    committedVersion = -1;
+    // The old versionstamp will never come: NativeAPI's reset replaces the promise behind it before
+    // the read-your-writes reset fails what waits on it, so it breaks (1100).
+    versionstamp.completeExceptionally(new FDBException("Broken promise", FdbErrors.BROKEN_PROMISE));
     versionstamp = new CompletableFuture<>();
   }
 
@@ -58,14 +69,17 @@ final class CommitAttempt {
     synchronized (tx) {
       tx.ensureOpen();
       FDBException err = tx.readError();
-      if (err == null && tx.approximateSize() > tx.settings.sizeLimit) {
-        err = FdbErrors.error(FdbErrors.TRANSACTION_TOO_LARGE);
-      }
       if (err != null) {
-        if (tx.state == EmbeddedTransaction.State.ACTIVE) {
-          tx.watches.failAll(err);
-          versionstamp.completeExceptionally(err);
-        }
+        // Refused before it starts: its watches and versionstamp wait, as FoundationDB's do, for the
+        // transaction's reset or end, which fails them with 1025.
+        return CompletableFuture.failedFuture(err);
+      }
+      tx.commitStarted = true;
+      if (tx.approximateSize() > tx.settings.sizeLimit) {
+        err = FdbErrors.error(FdbErrors.TRANSACTION_TOO_LARGE);
+        tx.state = EmbeddedTransaction.State.COMMITTED;
+        tx.watches.failAll(err);
+        versionstamp.completeExceptionally(err);
         return CompletableFuture.failedFuture(err);
       }
       tx.state = EmbeddedTransaction.State.COMMITTING;

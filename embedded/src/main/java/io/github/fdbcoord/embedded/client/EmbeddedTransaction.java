@@ -51,6 +51,8 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
 
   State state = State.ACTIVE;
   FDBException cancelError;
+  /** Whether commit() was called since the last reset: FoundationDB's commitStarted, which cancel() keeps. */
+  boolean commitStarted;
   private boolean closed;
   private long readVersion = -1;
   private FDBException deferred;
@@ -109,14 +111,24 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
     }
   }
 
-  /** The error a read or commit must fail with now, or null. Caller holds the monitor. */
+  /**
+   * The error a read or commit must fail with now, or null, in FoundationDB's order: a deferred error
+   * first (ThreadSafeTransaction checks it before the call reaches the transaction), then use during
+   * or after a commit (checkUsedDuringCommit), then cancellation or timeout (the reset promise).
+   * Caller holds the monitor.
+   */
   FDBException readError() {
-    if (state == State.CANCELLED) {
-      return cancelError;
+    if (deferred != null) {
+      return deferred;
     }
-    if (state != State.ACTIVE) {
+    if (commitStarted) {
       return FdbErrors.error(FdbErrors.USED_DURING_COMMIT);
     }
+    return state == State.CANCELLED ? cancelError : null;
+  }
+
+  /** The deferred error that fails every checked call (all but cancel, onError and options), or null. */
+  synchronized FDBException deferredError() {
     return deferred;
   }
 
@@ -135,16 +147,15 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
 
   /** Whether a write may proceed; otherwise its error is deferred. Caller holds the monitor. */
   boolean writable() {
-    if (state == State.CANCELLED) {
-      if (deferred == null) {
-        deferred = cancelError;
-      }
+    if (deferred != null) {
       return false;
     }
-    if (state != State.ACTIVE) {
+    if (commitStarted) {
       defer(FdbErrors.USED_DURING_COMMIT);
       return false;
     }
+    // A cancelled transaction still checks (and takes) its writes, as FoundationDB's does: their
+    // errors are deferred and win over the cancellation; the writes themselves can never commit.
     return true;
   }
 
@@ -166,21 +177,42 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
 
   synchronized void assignReadVersion(long version) {
     ensureOpen();
-    // Errors of setReadVersion surface at the next operation, as through the C client.
-    if (version <= 0) {
-      defer(FdbErrors.VERSION_INVALID);
-    } else if (readVersion >= 0) {
+    // Errors of setReadVersion surface at the next operation, as through the C client, which skips
+    // the call altogether once an error is deferred, and checks for a read version before the value
+    // (NativeAPI Transaction::setVersion).
+    if (deferred != null) {
+      return;
+    }
+    if (readVersion >= 0) {
       defer(FdbErrors.READ_VERSION_ALREADY_SET);
+    } else if (version <= 0) {
+      defer(FdbErrors.VERSION_INVALID);
     } else {
       readVersion = version;
     }
   }
 
   CompletableFuture<Long> estimatedRangeSize(byte[] begin, byte[] end) {
+    synchronized (this) {
+      FDBException err = openForRead();
+      if (err != null) {
+        return CompletableFuture.failedFuture(err);
+      }
+    }
     return RangeEstimates.size(engine, begin, end);
   }
 
   CompletableFuture<KeyArrayResult> rangeSplitPoints(byte[] begin, byte[] end, long chunkSize) {
+    synchronized (this) {
+      FDBException err = openForRead();
+      if (err != null) {
+        return CompletableFuture.failedFuture(err);
+      }
+      byte[] max = settings.maxReadKey();
+      if (Bytes.compare(begin, max) > 0 || Bytes.compare(end, max) > 0) {
+        return CompletableFuture.failedFuture(FdbErrors.error(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE));
+      }
+    }
     return RangeEstimates.splitPoints(engine, begin, end, chunkSize);
   }
 
@@ -223,14 +255,27 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
     addWriteConflictRange(key, Bytes.keyAfter(key));
   }
 
-  /** Conflict ranges added by hand: errors are thrown at the call, as the C client returns them. */
+  /**
+   * Conflict ranges added by hand: an inverted range is thrown at the call (fdb_c builds the range
+   * before the transaction sees it), the transaction's own checks are deferred like a write's
+   * (ReadYourWritesTransaction::addRead/WriteConflictRange run on the network thread).
+   */
   private synchronized void addManualConflictRange(byte[] begin, byte[] end, boolean read) {
     ensureOpen();
-    if (state == State.COMMITTING || state == State.COMMITTED) {
-      throw FdbErrors.error(FdbErrors.USED_DURING_COMMIT);
-    }
     if (Bytes.compare(begin, end) > 0) {
       throw FdbErrors.error(FdbErrors.INVERTED_RANGE);
+    }
+    if (deferred != null) {
+      return;
+    }
+    if (commitStarted) {
+      defer(FdbErrors.USED_DURING_COMMIT);
+      return;
+    }
+    byte[] max = read ? settings.maxReadKey() : settings.maxWriteKey();
+    if (Bytes.compare(begin, max) > 0 || Bytes.compare(end, max) > 0) {
+      defer(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
+      return;
     }
     if (Bytes.compare(begin, end) < 0) {
       if (read) {
@@ -281,12 +326,9 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
       throw new IllegalArgumentException("Key cannot be null");
     }
     synchronized (this) {
-      ensureOpen();
-      if (state == State.CANCELLED) {
-        return CompletableFuture.failedFuture(cancelError);
-      }
-      if (state != State.ACTIVE) {
-        return CompletableFuture.failedFuture(FdbErrors.error(FdbErrors.USED_DURING_COMMIT));
+      FDBException refused = openForRead();
+      if (refused != null) {
+        return CompletableFuture.failedFuture(refused);
       }
       if (settings.rywDisabled) {
         return CompletableFuture.failedFuture(FdbErrors.error(FdbErrors.WATCHES_DISABLED));
@@ -341,7 +383,12 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
 
   @Override
   public synchronized CompletableFuture<byte[]> getVersionstamp() {
-    if (state == State.COMMITTING || state == State.COMMITTED) {
+    // A deferred error fails it at once (FoundationDB 7.3 checks it here as for a read); otherwise it
+    // waits for the commit, which fails it with the commit's error or the cancellation.
+    if (deferred != null) {
+      return CompletableFuture.failedFuture(deferred);
+    }
+    if (commitStarted) {
       return CompletableFuture.failedFuture(FdbErrors.error(FdbErrors.USED_DURING_COMMIT));
     }
     return commit.versionstamp();
@@ -349,6 +396,10 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
 
   @Override
   public synchronized CompletableFuture<Long> getApproximateSize() {
+    // Neither cancellation nor a commit stops it; only a deferred error does.
+    if (deferred != null) {
+      return CompletableFuture.failedFuture(deferred);
+    }
     return CompletableFuture.completedFuture(approximateSize());
   }
 
@@ -366,11 +417,22 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
     double delaySeconds;
     synchronized (this) {
       ensureOpen();
-      if (state == State.CANCELLED && cancelError.getCode() == FdbErrors.TRANSACTION_TIMED_OUT) {
+      // RYWImpl::onError: a cancelled or timed-out transaction answers its reset error whatever the
+      // code; then the retry limit; then NativeAPI's Transaction::onError (0 is no error to handle).
+      // Whatever fails here cancels the transaction, as the C client's does.
+      if (state == State.CANCELLED) {
         return CompletableFuture.failedFuture(cancelError);
       }
+      if (!settings.mayRetry()) {
+        // The retry limit rethrows the error given; a future cannot fail with code 0, so the C
+        // client reports that one as an internal error (4100).
+        return failRetry(code == 0 ? FdbErrors.error(FdbErrors.INTERNAL_ERROR) : e);
+      }
+      if (code == 0) {
+        return failRetry(FdbErrors.error(FdbErrors.CLIENT_INVALID_OPERATION));
+      }
       if (!FdbErrors.isRetryable(code)) {
-        return CompletableFuture.failedFuture(e);
+        return failRetry(e);
       }
       FDBException stopped = engine.failure();
       if (stopped != null) {
@@ -382,9 +444,6 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
                 FdbErrors.COMMIT_UNKNOWN_RESULT)
             : stopped);
       }
-      if (!settings.mayRetry()) {
-        return CompletableFuture.failedFuture(e);
-      }
       delaySeconds = settings.retryDelaySeconds(code);
       reset();
     }
@@ -393,10 +452,17 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
     return next;
   }
 
+  /** onError's failure: the transaction is cancelled, and the caller gets {@code error}. Caller holds the monitor. */
+  private CompletableFuture<Transaction> failRetry(Throwable error) {
+    cancel();
+    return CompletableFuture.failedFuture(error);
+  }
+
   /** Back to a fresh transaction, keeping the persistent options, retry count and back-off. */
   private void reset() {
     watches.failAll(FdbErrors.error(FdbErrors.TRANSACTION_CANCELLED));
     state = State.ACTIVE;
+    commitStarted = false;
     cancelError = null;
     readVersion = -1;
     writer.reset();
@@ -418,14 +484,17 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
   private void cancelWith(FDBException error) {
     CompletableFuture<Void> commitInFlight;
     synchronized (this) {
-      if (closed || state == State.COMMITTED || state == State.CANCELLED) {
+      // A committed transaction can still be cancelled (or time out): its calls keep failing 2017,
+      // which FoundationDB checks first, but onError then answers the cancellation.
+      if (closed || state == State.CANCELLED) {
         return;
       }
       state = State.CANCELLED;
       cancelError = error;
       commitInFlight = commit.cancel(error);
       error = cancelError;
-      watches.failAll(error);
+      // Its watches are not failed here: FoundationDB's wait for the value they watch (and fire on
+      // the transaction's own change) until the transaction is reset or closed (1025).
       commit.versionstamp().completeExceptionally(error);
     }
     if (commitInFlight != null) {
@@ -447,6 +516,10 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
 
   private synchronized void setOption(int code, byte[] param) {
     ensureOpen();
+    if (deferred != null) {
+      // The C client sets options on the network thread, where a deferred error skips every call.
+      return;
+    }
     switch (code) {
       case 51:
         if (readVersion >= 0 || !writes.isEmpty() || !watches.isEmpty()) {
@@ -501,9 +574,10 @@ public final class EmbeddedTransaction extends ReadView implements Transaction {
       if (closed) {
         return;
       }
-      if (state == State.ACTIVE) {
+      if (state == State.ACTIVE || state == State.CANCELLED) {
         watches.failAll(FdbErrors.error(FdbErrors.TRANSACTION_CANCELLED));
       }
+      commit.close();
       closed = true;
       if (timeoutTask != null) {
         timeoutTask.cancel(false);

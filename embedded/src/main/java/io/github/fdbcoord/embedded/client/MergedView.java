@@ -42,6 +42,8 @@ final class MergedView {
     /** Where the read-conflict range starts/ends: the selectors' keys where they reach further. */
     byte[] conflictBegin;
     byte[] conflictEnd;
+    /** The selectors describe an empty range on their face: nothing is read, no read version taken. */
+    boolean empty;
   }
 
   private final TransactionEngine engine;

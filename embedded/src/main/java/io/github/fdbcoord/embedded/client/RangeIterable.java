@@ -2,6 +2,7 @@ package io.github.fdbcoord.embedded.client;
 
 import io.github.fdbcoord.embedded.bytes.Bytes;
 
+import com.apple.foundationdb.FDBException;
 import com.apple.foundationdb.KeySelector;
 import com.apple.foundationdb.KeyValue;
 import com.apple.foundationdb.StreamingMode;
@@ -21,6 +22,8 @@ import java.util.concurrent.CompletionException;
  * a read abandoned early conflicts only with what it saw (as in FoundationDB).
  */
 public final class RangeIterable implements AsyncIterable<KeyValue> {
+  /** FoundationDB's exact_mode_without_limits (flow/error_definitions.h). */
+  static final int EXACT_MODE_WITHOUT_LIMITS = 2210;
   private final TransactionReads tx;
   private final KeySelector begin;
   private final KeySelector end;
@@ -40,12 +43,17 @@ public final class RangeIterable implements AsyncIterable<KeyValue> {
     this.snapshot = snapshot;
   }
 
+  /** exact_mode_without_limits: fdb_c refuses EXACT with neither a row nor a byte limit before the transaction sees it. */
+  static FDBException exactModeWithoutLimits() {
+    return new FDBException("EXACT streaming mode requires limits, but none were given", EXACT_MODE_WITHOUT_LIMITS);
+  }
+
   private CompletableFuture<Void> checkArguments() {
     if (limit < 0) {
       return CompletableFuture.failedFuture(FdbErrors.error(FdbErrors.RANGE_LIMITS_INVALID));
     }
     if (mode == StreamingMode.EXACT && limit == 0) {
-      return CompletableFuture.failedFuture(FdbErrors.error(FdbErrors.CLIENT_INVALID_OPERATION));
+      return CompletableFuture.failedFuture(exactModeWithoutLimits());
     }
     return null;
   }
@@ -57,8 +65,8 @@ public final class RangeIterable implements AsyncIterable<KeyValue> {
       return bad.thenApply(v -> null);
     }
     return tx.resolveBounds(begin, end, snapshot)
-        .thenCompose(b -> tx.readBatch(b, b.begin, b.end, limit, reverse, snapshot))
-        .thenApply(batch -> batch.rows);
+        .thenCompose(b -> b.empty ? CompletableFuture.completedFuture(List.<KeyValue>of())
+            : tx.readBatch(b, b.begin, b.end, limit, reverse, snapshot).thenApply(batch -> batch.rows));
   }
 
   @Override
@@ -129,6 +137,10 @@ public final class RangeIterable implements AsyncIterable<KeyValue> {
           bounds = b;
           cursorBegin = b.begin;
           cursorEnd = b.end;
+        }
+        if (b.empty) {
+          exhausted = true;
+          return CompletableFuture.completedFuture(false);
         }
       }
       int size = batchSize(batches++);

@@ -166,6 +166,11 @@ final class TransactionReads {
         if (refused != null) {
           return fail(refused);
         }
+        if (emptyOnItsFace(begin, end)) {
+          MergedView.Bounds b = new MergedView.Bounds();
+          b.empty = true;
+          return CompletableFuture.completedFuture(b);
+        }
         boolean tookReadVersion = !tx.hasReadVersion();
         long rv = tx.readVersion();
         checkReadVersion(rv);
@@ -180,6 +185,17 @@ final class TransactionReads {
     } catch (RuntimeException e) {
       return fail(e);
     }
+  }
+
+  /**
+   * Whether a range's selectors are inverted or equal before they are resolved: FoundationDB's
+   * getRange answers such a read empty at once, without a read version or a conflict range
+   * (ReadYourWritesTransaction::getRange, after removeOrEqual).
+   */
+  private static boolean emptyOnItsFace(KeySelector begin, KeySelector end) {
+    byte[] b = begin.orEqual() ? Bytes.keyAfter(begin.getKey()) : begin.getKey();
+    byte[] e = end.orEqual() ? Bytes.keyAfter(end.getKey()) : end.getKey();
+    return begin.getOffset() >= end.getOffset() && Bytes.compare(b, e) >= 0;
   }
 
   /**
@@ -255,15 +271,19 @@ final class TransactionReads {
         if (refused != null) {
           return fail(refused);
         }
-        boolean tookReadVersion = !tx.hasReadVersion();
-        long rv = tx.readVersion();
-        checkReadVersion(rv);
-        byte[] result;
-        if (MergedView.isFirstGreaterOrEqual(sel)) {
-          MergedView.Batch b = scan(Bytes.min(sel.getKey(), max), max, 1, false, rv, snapshot);
-          result = b.rows.isEmpty() ? max : b.rows.get(0).getKey();
-        } else {
-          result = resolveSelector(sel, rv, max, snapshot);
+        byte[] result = ownPresentKey(sel, snapshot);
+        boolean fromStorage = result == null;
+        boolean tookReadVersion = false;
+        if (fromStorage) {
+          tookReadVersion = !tx.hasReadVersion();
+          long rv = tx.readVersion();
+          checkReadVersion(rv);
+          if (MergedView.isFirstGreaterOrEqual(sel)) {
+            MergedView.Batch b = scan(Bytes.min(sel.getKey(), max), max, 1, false, rv, snapshot);
+            result = b.rows.isEmpty() ? max : b.rows.get(0).getKey();
+          } else {
+            result = resolveSelector(sel, rv, max, snapshot);
+          }
         }
         if (!snapshot) {
           // FoundationDB's range for a resolved selector: from the selector's base to the result.
@@ -274,11 +294,26 @@ final class TransactionReads {
             conflicts.addRangeRead(base, Bytes.keyAfter(result), writes, settings.rywDisabled);
           }
         }
-        return deliver(result.clone(), true, tookReadVersion);
+        return deliver(result.clone(), fromStorage, tookReadVersion);
       }
     } catch (RuntimeException e) {
       return fail(e);
     }
+  }
+
+  /**
+   * The selector's own key when the transaction's writes alone resolve the selector to it: it selects
+   * its key itself ({@code firstGreaterOrEqual}, {@code lastLessOrEqual}) and the transaction set that
+   * key to a known value. FoundationDB's read-your-writes client then answers without storage, so
+   * without taking a read version. Null otherwise. Caller holds the monitor.
+   */
+  private byte[] ownPresentKey(KeySelector sel, boolean snapshot) {
+    boolean selectsItsKey = (sel.getOffset() == 1 && !sel.orEqual()) || (sel.getOffset() == 0 && sel.orEqual());
+    if (!selectsItsKey || !settings.seesOwnWrites(snapshot)) {
+      return null;
+    }
+    PendingWrite w = writes.get(sel.getKey());
+    return w != null && w.kind == PendingWrite.Kind.KNOWN && w.value != null ? sel.getKey() : null;
   }
 
   /** Stored arrays are shared and never modified: callers get their own copies. */
@@ -290,6 +325,11 @@ final class TransactionReads {
     try {
       synchronized (tx) {
         tx.ensureOpen();
+        // A deferred error, then the reset promise; no used-during-commit check (RYW getReadVersion).
+        FDBException deferred = tx.deferredError();
+        if (deferred != null) {
+          return fail(deferred);
+        }
         if (tx.state == EmbeddedTransaction.State.CANCELLED) {
           return fail(tx.cancelError);
         }
@@ -302,26 +342,26 @@ final class TransactionReads {
     }
   }
 
-  /** The key's value as this transaction sees it, without adding a read conflict. */
+  /**
+   * The key's value as this transaction sees it, without adding a read conflict. What its writes
+   * answer needs no read version (a watch of a key it set or cleared takes none, as in FoundationDB).
+   */
   byte[] ownView(byte[] key) {
+    PendingWrite w = writes.get(key);
+    if (w != null && w.kind == PendingWrite.Kind.KNOWN) {
+      return w.value;
+    }
+    if (w != null && w.kind == PendingWrite.Kind.STAMPED) {
+      throw FdbErrors.error(FdbErrors.ACCESSED_UNREADABLE);
+    }
+    if (w == null && writes.isCleared(key)) {
+      return null;
+    }
     long rv = tx.readVersion();
     checkReadVersion(rv);
     if (engine.tooOld(rv)) {
       throw FdbErrors.error(FdbErrors.TRANSACTION_TOO_OLD);
     }
-    PendingWrite w = writes.get(key);
-    if (w != null) {
-      if (w.kind == PendingWrite.Kind.KNOWN) {
-        return w.value;
-      }
-      if (w.kind == PendingWrite.Kind.STAMPED) {
-        throw FdbErrors.error(FdbErrors.ACCESSED_UNREADABLE);
-      }
-      return w.applyOps(engine.get(key, rv));
-    }
-    if (writes.isCleared(key)) {
-      return null;
-    }
-    return engine.get(key, rv);
+    return w != null ? w.applyOps(engine.get(key, rv)) : engine.get(key, rv);
   }
 }

@@ -114,6 +114,12 @@ final class TransactionWrites {
       throw new IllegalArgumentException("Keys cannot be null");
     }
     tx.ensureOpen();
+    // The C client checks the order of the bounds before the transaction sees the clear, so an
+    // inverted range is deferred whatever the transaction's state (2005 then wins over 1025 and 2017).
+    if (Bytes.compare(begin, end) > 0) {
+      tx.defer(FdbErrors.INVERTED_RANGE);
+      return;
+    }
     if (!tx.writable()) {
       return;
     }
@@ -121,10 +127,6 @@ final class TransactionWrites {
     byte[] max = settings.maxWriteKey();
     if (Bytes.compare(begin, max) > 0 || Bytes.compare(end, max) > 0) {
       tx.defer(FdbErrors.KEY_OUTSIDE_LEGAL_RANGE);
-      return;
-    }
-    if (Bytes.compare(begin, end) > 0) {
-      tx.defer(FdbErrors.INVERTED_RANGE);
       return;
     }
     // No stored key is longer than the key limit, so longer bounds can be shortened.
