@@ -13,12 +13,10 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
-import io.vertx.junit5.VertxExtension;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -29,6 +27,7 @@ import java.util.concurrent.TimeUnit;
 import static io.github.fdbcoord.service.ServiceFixture.await;
 import static io.github.fdbcoord.service.WaiterLivenessTest.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -38,23 +37,25 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * withdrawn once its commit lands: its grant is released at once, not held for the lease. The real
  * FoundationDB stopped under the service is {@code process.StoreOutageTest}.
  */
-@ExtendWith(VertxExtension.class)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class SlowStoreBoundsTest {
-  private static final Duration COMMIT_LATENCY = Duration.ofSeconds(3);
+  private static final Duration COMMIT_LATENCY = Duration.ofSeconds(2);
   private static final long REQUEST_TIMEOUT_MS = 600;
   /** Long enough that a grant kept would be seen: the test waits far less for it to go. */
   private static final long LEASE_MS = 120_000;
   /** Scheduling and a busy machine's share on top of the service's own bound. */
   private static final long MARGIN_MS = 1_500;
 
-  private EmbeddedDatabase db;
-  private ServiceFixture f;
+  // One service for the class: it starts through slow commits, and each test uses names of its own.
+  private static Vertx vertx;
+  private static EmbeddedDatabase db;
+  private static ServiceFixture f;
   /** The service's mutexes read straight from the store, for their event log. */
-  private MutexService log;
+  private static MutexService log;
 
-  @BeforeEach
-  void start(Vertx vertx) {
+  @BeforeAll
+  static void start() {
+    vertx = Vertx.vertx();
     db = EmbeddedDatabase.open(EmbeddedOptions.builder().commitLatency(COMMIT_LATENCY).build());
     JsonObject config = ServiceFixture.baseConfig().put("requestTimeoutMs", REQUEST_TIMEOUT_MS);
     config.getJsonObject("mutex").put("leaseMs", LEASE_MS).put("heartbeatIntervalMs", 1000);
@@ -67,11 +68,12 @@ class SlowStoreBoundsTest {
     await(f.web().get("/no-such-route").send());
   }
 
-  @AfterEach
-  void stop(Vertx vertx) {
+  @AfterAll
+  static void stop() {
     try {
       log.close();
       await(vertx.undeploy(f.deploymentId));
+      await(vertx.close());
     } finally {
       db.close();
     }
@@ -108,13 +110,25 @@ class SlowStoreBoundsTest {
     assertGrantedThenReleased("t", "tried");
   }
 
+  @Test
+  void theRequestTimeoutIsConfiguredAndChecked() {
+    assertEquals(Duration.ofSeconds(5), CoordinationConfig.from(new JsonObject()).requestTimeout());
+    assertEquals(Duration.ofMillis(REQUEST_TIMEOUT_MS),
+        CoordinationConfig.from(new JsonObject().put("requestTimeoutMs", REQUEST_TIMEOUT_MS)).requestTimeout());
+    for (Object bad : List.of(0, -1, "soon")) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> CoordinationConfig.from(new JsonObject().put("requestTimeoutMs", bad)));
+      assertTrue(e.getMessage().contains("requestTimeoutMs"), e.getMessage());
+    }
+  }
+
   /**
    * The late commit made {@code owner} the holder (the store did what it was asked, after the
    * requester was told it failed), and that grant was released at once, not expired after the
    * lease. Read from the mutex's event log in the store: a read waits for the commits in flight, so
    * the state between the two commits cannot be seen through the service.
    */
-  private void assertGrantedThenReleased(String name, String owner) throws InterruptedException {
+  private static void assertGrantedThenReleased(String name, String owner) throws InterruptedException {
     List<LockEvent> events = new ArrayList<>();
     eventually("the late grant to " + owner + " released", COMMIT_LATENCY.multipliedBy(6), () -> {
       events.clear();
