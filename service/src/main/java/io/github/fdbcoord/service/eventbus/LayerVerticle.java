@@ -183,7 +183,8 @@ public abstract class LayerVerticle extends VerticleBase {
     BiConsumer<JsonObject, JsonObject> undo = undos.get(action);
     long timer = vertx.setTimer(Math.max(1, bound.toMillis()), id -> answer.tryFail(FailureCodes.failure(
         FailureKind.STORE_UNAVAILABLE, "the store did not answer '" + action + "' at " + address + " within "
-            + bound.toMillis() + " ms; " + (undo == null ? "the request may still take effect once it answers"
+            + bound.toMillis() + " ms (it is stopped, unreachable or recovering); " + (undo == null
+            ? "a write may still take effect once it answers"
             : "the request will not take effect (whatever it did once the store answers is withdrawn)"))));
     result.onComplete(ar -> {
       vertx.cancelTimer(timer);
