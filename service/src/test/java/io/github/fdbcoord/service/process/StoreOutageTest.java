@@ -35,10 +35,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * answered 503 {@code store_unavailable} within its own bound (an acquire within its {@code timeoutMs}
  * plus a slack, every other request within the service's request timeout), and an acquire answered
  * so never becomes a grant once the store is back: the next acquirer gets the mutex at once instead
- * of after a ghost's lease, and the tryAcquire answered so holds nothing (its transaction commits
- * once the server resumes, before the test looks: without the withdrawal it held the mutex). Whether
- * the acquire's own transaction commits before the next acquirer's is up to FoundationDB's retry
- * back-off; {@code SlowStoreBoundsTest} makes that late grant every time. Skipped, saying why,
+ * of after a ghost's lease, and the tryAcquire answered so holds nothing (without the withdrawal it
+ * held the mutex here: its transaction committed once the server resumed, before the test looked).
+ * When those late transactions commit is up to FoundationDB's retry back-off, so this test cannot
+ * force the late grants; {@code SlowStoreBoundsTest} makes them every time. Skipped, saying why,
  * without fdbserver binaries.
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
