@@ -30,5 +30,11 @@ public enum FailureKind {
   /** The layer's service was closed while the operation waited. */
   CLOSED,
   /** The store failed, or holds data this version cannot use. */
-  UNAVAILABLE
+  UNAVAILABLE,
+  /**
+   * The store did not answer within the request's time (it is stopped, unreachable or recovering).
+   * The request may still take effect once the store answers, except an acquire: that one never
+   * becomes a grant. Retrying later may succeed.
+   */
+  STORE_UNAVAILABLE
 }

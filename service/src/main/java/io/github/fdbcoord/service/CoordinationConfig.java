@@ -1,6 +1,7 @@
 package io.github.fdbcoord.service;
 
 import io.github.fdbcoord.client.wire.WireProtocol;
+import io.github.fdbcoord.service.eventbus.LayerVerticle;
 import io.github.fdbcoord.service.http.HttpOptions;
 import io.github.fdbcoord.store.StoreOptions;
 import io.vertx.core.json.JsonArray;
@@ -28,6 +29,7 @@ import java.util.Set;
  *   "rootDirectory": ["fdbcoord"],
  *   "addressPrefix": "fdb",
  *   "workerPoolSize": 8,
+ *   "requestTimeoutMs": 5000,
  *   "http": {"enabled": false, "host": "127.0.0.1", "port": 8080, "token": null,
  *            "bodyLimit": 1048576, "maxWebSocketSubscriptions": 100, "allowedHosts": [], "allowedOrigins": []},
  *   "mutex": {"leaseMs": 10000, "heartbeatIntervalMs": 2000, "reaperIntervalMs": 1000,
@@ -45,6 +47,7 @@ public final class CoordinationConfig {
   private final List<String> rootDirectory;
   private final String addressPrefix;
   private final int workerPoolSize;
+  private final Duration requestTimeout;
   private final boolean httpEnabled;
   private final String httpHost;
   private final int httpPort;
@@ -78,6 +81,8 @@ public final class CoordinationConfig {
       throw new IllegalArgumentException("addressPrefix must not be empty");
     }
     this.workerPoolSize = intValue(json, "workerPoolSize", 8, 1, 1024);
+    this.requestTimeout = Duration.ofMillis(longValue(json, "requestTimeoutMs", "requestTimeoutMs",
+        LayerVerticle.DEFAULT_REQUEST_TIMEOUT.toMillis(), 1, 3_600_000));
     JsonObject http = object(json, "http");
     // Off unless asked for: an embedding application decides whether this node serves HTTP
     // (the stand-alone main's conf/config.json turns it on).
@@ -253,6 +258,14 @@ public final class CoordinationConfig {
 
   static String mutexEventsAddress(String prefix, String name) {
     return WireProtocol.mutexEventsAddress(prefix, name);
+  }
+
+  /**
+   * How long a request may wait for the store before it is answered 503 {@code store_unavailable}
+   * ({@code requestTimeoutMs}); an acquire waits its own timeout plus at most 2 s of it.
+   */
+  public Duration requestTimeout() {
+    return requestTimeout;
   }
 
   /** How many threads run store calls ({@code workerPoolSize}). */

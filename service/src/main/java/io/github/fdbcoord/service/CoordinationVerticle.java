@@ -307,12 +307,14 @@ public final class CoordinationVerticle extends VerticleBase {
     LocalLayers local = new LocalLayers();
     mutexVerticle = new MutexVerticle(config.mutexAddress(), config.addressPrefix(), layers.mutexes(),
         config.maxAcquireTimeout(), config.maxWatched(), config.watchLease(), workers, metrics);
+    mutexVerticle.boundedBy(config.requestTimeout());
     List<Deployable> verticles = new ArrayList<>(List.of(
         new DirectoryVerticle(config.directoryAddress(), layers.directories(), config.maxPageSize(),
-            config.rootDirectory(), workers, metrics).servedLocally(local),
-        new AllocatorVerticle(config.allocatorAddress(), layers.allocators(), workers, metrics).servedLocally(local),
+            config.rootDirectory(), workers, metrics).servedLocally(local).boundedBy(config.requestTimeout()),
+        new AllocatorVerticle(config.allocatorAddress(), layers.allocators(), workers, metrics).servedLocally(local)
+            .boundedBy(config.requestTimeout()),
         new InternerVerticle(config.internerAddress(), layers.interners(), config.maxBatchSize(), workers, metrics)
-            .servedLocally(local),
+            .servedLocally(local).boundedBy(config.requestTimeout()),
         // The mutex routes keep the event bus: an acquire's wait is bounded by its send timeout.
         mutexVerticle));
     if (config.httpEnabled()) {

@@ -117,6 +117,13 @@ class FailureCodesTest {
   }
 
   @Test
+  void aStoreThatDidNotAnswerInTimeIsStoreUnavailable() {
+    // Not the event bus's no_reply ("the node may have died"): the node answered, the store did not.
+    assertReply(new Expected(503, "store_unavailable"), "no answer within 5000 ms",
+        FailureCodes.failure(FailureKind.STORE_UNAVAILABLE, "no answer within 5000 ms"));
+  }
+
+  @Test
   void storeErrorsAndBadArgumentsOutsideALayer() {
     assertReply(new Expected(409, "timed_out"), "store error 1031: timed out",
         FailureCodes.of(new FDBException("timed out", FdbErrors.TRANSACTION_TIMED_OUT)));

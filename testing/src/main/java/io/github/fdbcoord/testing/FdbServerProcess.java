@@ -2,6 +2,7 @@ package io.github.fdbcoord.testing;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -63,10 +64,46 @@ final class FdbServerProcess {
     }
   }
 
-  /** SIGTERM, then SIGKILL if it has not exited within a few seconds. */
+  /** SIGSTOP: the server stops answering without closing a connection, as a hung machine would. */
+  synchronized void pause() {
+    signal("STOP");
+  }
+
+  /** SIGCONT after {@link #pause()}. */
+  synchronized void resume() {
+    signal("CONT");
+  }
+
+  private void signal(String signal) {
+    if (process == null || !process.isAlive()) {
+      throw new IllegalStateException("fdbserver on port " + port + " is not running");
+    }
+    try {
+      Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).redirectErrorStream(true)
+          .start();
+      if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+        throw new IllegalStateException("kill -" + signal + " " + process.pid() + " failed: "
+            + new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted", e);
+    }
+  }
+
+  /** SIGTERM, then SIGKILL if it has not exited within a few seconds; a paused server is resumed first. */
   synchronized void stop() {
     if (process == null) {
       return;
+    }
+    if (process.isAlive()) {
+      try {
+        signal("CONT");
+      } catch (IllegalStateException e) {
+        // It exited meanwhile: nothing to resume.
+      }
     }
     process.destroy();
     if (!waitQuietly(process, TERM_GRACE_SECONDS)) {

@@ -171,6 +171,19 @@ public final class FdbTestServer implements AutoCloseable {
     processes.get(index).start();
   }
 
+  /**
+   * Stops process {@code index} with SIGSTOP: it keeps its connections but answers nothing, as a
+   * hung machine would, until {@link #resumeProcess}.
+   */
+  public void pauseProcess(int index) {
+    processes.get(index).pause();
+  }
+
+  /** SIGCONT for process {@code index} after {@link #pauseProcess}. */
+  public void resumeProcess(int index) {
+    processes.get(index).resume();
+  }
+
   /** Whether process {@code index} is running. */
   public boolean isProcessAlive(int index) {
     return processes.get(index).isAlive();

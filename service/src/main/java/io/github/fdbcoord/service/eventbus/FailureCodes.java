@@ -33,7 +33,10 @@ public final class FailureCodes {
    * conflicts or timeout. Retrying later may succeed.
    */
   public static final int CONFLICT = WireProtocol.CONFLICT;
-  /** The store cannot be reached or failed, or the service is shutting down. */
+  /**
+   * The store cannot be reached, failed or did not answer in time (reason {@code store_unavailable}),
+   * or the service is shutting down.
+   */
   public static final int UNAVAILABLE = WireProtocol.UNAVAILABLE;
 
   private static final Logger LOG = LoggerFactory.getLogger(FailureCodes.class);
@@ -68,6 +71,7 @@ public final class FailureCodes {
       case QUEUE_FULL -> failure(CONFLICT, "queue_full", message);
       case CLOSED -> failure(UNAVAILABLE, "closed", message);
       case UNAVAILABLE -> failure(UNAVAILABLE, "unavailable", message);
+      case STORE_UNAVAILABLE -> failure(UNAVAILABLE, "store_unavailable", message);
     };
   }
 

@@ -1,16 +1,23 @@
 package io.github.fdbcoord.service.eventbus;
 
+import io.github.fdbcoord.api.FailureKind;
 import io.github.fdbcoord.client.wire.WireProtocol;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.internal.logging.Logger;
+import io.vertx.core.internal.logging.LoggerFactory;
 import io.vertx.core.json.JsonObject;
 
+import java.time.Duration;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -18,10 +25,18 @@ import java.util.function.Supplier;
  * One layer served on one event-bus address: a request is a JSON object body with an
  * {@code action} header; the reply is a JSON object, or a {@link ReplyException}
  * with a {@link FailureCodes} code. Subclasses register their actions with {@link #action}.
+ *
+ * <p>Every action is answered within its bound (the request timeout, or what the action asks for
+ * itself, such as an acquire's wait) whatever the store does: past it the request is answered 503
+ * {@code store_unavailable}. The store call goes on; an action whose late outcome must not stand
+ * (a grant nobody was told of) registers what undoes it.
  */
 public abstract class LayerVerticle extends VerticleBase {
   /** Header naming the operation. */
   static final String ACTION = WireProtocol.ACTION_HEADER;
+  /** How long an action may wait for the store unless it asks for longer ({@code requestTimeoutMs}). */
+  public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(5);
+  private static final Logger LOG = LoggerFactory.getLogger(LayerVerticle.class);
 
   /** The event-bus address this layer answers on. */
   protected final String address;
@@ -30,6 +45,9 @@ public abstract class LayerVerticle extends VerticleBase {
   /** Where each served request's duration and outcome is recorded. */
   protected final Metrics metrics;
   private final Map<String, Function<JsonObject, Future<JsonObject>>> actions = new LinkedHashMap<>();
+  private final Map<String, Function<JsonObject, Duration>> bounds = new HashMap<>();
+  private final Map<String, BiConsumer<JsonObject, JsonObject>> undos = new HashMap<>();
+  private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
   private MessageConsumer<Object> consumer;
   /** Where the HTTP routes of this process find this verticle (null: reached over the event bus only). */
   private LocalLayers local;
@@ -46,9 +64,35 @@ public abstract class LayerVerticle extends VerticleBase {
     return this;
   }
 
-  /** Registers the handler of {@code action}. */
+  /** Bounds every action that does not ask for longer by {@code timeout} (set before the verticle starts). */
+  public LayerVerticle boundedBy(Duration timeout) {
+    if (timeout.isNegative() || timeout.isZero()) {
+      throw new IllegalArgumentException("the request timeout must be positive, got " + timeout);
+    }
+    this.requestTimeout = timeout;
+    return this;
+  }
+
+  /** How long an action may wait for the store unless it asks for longer. */
+  public Duration requestTimeout() {
+    return requestTimeout;
+  }
+
+  /** Registers the handler of {@code action}, answered within {@link #requestTimeout()}. */
   protected void action(String name, Function<JsonObject, Future<JsonObject>> handler) {
     actions.put(name, handler);
+  }
+
+  /**
+   * Registers the handler of {@code action}, answered within {@code bound.apply(body)}; a reply that
+   * comes after the request was answered {@code store_unavailable} is given to {@code undo} (with
+   * the request's body), which withdraws it: the requester was told the request failed.
+   */
+  protected void action(String name, Function<JsonObject, Future<JsonObject>> handler,
+      Function<JsonObject, Duration> bound, BiConsumer<JsonObject, JsonObject> undo) {
+    actions.put(name, handler);
+    bounds.put(name, bound);
+    undos.put(name, undo);
   }
 
   /** Registers every action of this layer ({@link #action}); called once, when the verticle starts. */
@@ -111,6 +155,10 @@ public abstract class LayerVerticle extends VerticleBase {
             + address + "; actions: " + actions.keySet());
       }
       result = handler.apply(body);
+      if (!result.isComplete()) {
+        Function<JsonObject, Duration> bound = bounds.get(action);
+        result = bounded(action, body, result, bound == null ? requestTimeout : bound.apply(body));
+      }
     } catch (RuntimeException e) {
       result = Future.failedFuture(e);
     }
@@ -124,6 +172,32 @@ public abstract class LayerVerticle extends VerticleBase {
       metrics.request(address, name, FailureCodes.reasonOf(failure), System.nanoTime() - start);
       return Future.failedFuture(failure);
     });
+  }
+
+  /**
+   * {@code result}, or a {@code store_unavailable} failure once {@code bound} has passed without it.
+   * A success that comes later goes to the action's undo, if it has one: nobody will use it.
+   */
+  private Future<JsonObject> bounded(String action, JsonObject body, Future<JsonObject> result, Duration bound) {
+    Promise<JsonObject> answer = Promise.promise();
+    BiConsumer<JsonObject, JsonObject> undo = undos.get(action);
+    long timer = vertx.setTimer(Math.max(1, bound.toMillis()), id -> answer.tryFail(FailureCodes.failure(
+        FailureKind.STORE_UNAVAILABLE, "the store did not answer '" + action + "' at " + address + " within "
+            + bound.toMillis() + " ms (it is stopped, unreachable or recovering); " + (undo == null
+            ? "a write may still take effect once it answers"
+            : "the request will not take effect (whatever it did once the store answers is withdrawn)"))));
+    result.onComplete(ar -> {
+      vertx.cancelTimer(timer);
+      boolean inTime = ar.succeeded() ? answer.tryComplete(ar.result()) : answer.tryFail(ar.cause());
+      if (!inTime && ar.succeeded() && undo != null) {
+        try {
+          undo.accept(body, ar.result());
+        } catch (RuntimeException e) {
+          LOG.warn("could not withdraw the late outcome of '" + action + "' " + body + ": " + ar.result(), e);
+        }
+      }
+    });
+    return answer.future();
   }
 
   /**

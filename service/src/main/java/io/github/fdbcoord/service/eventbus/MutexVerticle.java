@@ -95,14 +95,12 @@ public final class MutexVerticle extends LayerVerticle {
       String name = name(body);
       String owner = owner(body);
       return store(() -> mutexes.tryAcquire(name, owner)).map(r -> acquired(name, owner, r));
-    });
+    }, body -> requestTimeout(), this::withdraw);
     action(MutexWire.ACQUIRE, body -> {
       String name = name(body);
       String owner = owner(body);
-      Long ms = Requests.optionalLong(body, "timeoutMs", 0, maxAcquireTimeout.toMillis());
-      Duration timeout = ms == null ? maxAcquireTimeout : Duration.ofMillis(ms);
-      return acquire(name, owner, timeout, Requests.optionalString(body, "liveness"));
-    });
+      return acquire(name, owner, acquireTimeout(body), Requests.optionalString(body, "liveness"));
+    }, body -> acquireTimeout(body).plus(afterWait()), this::withdraw);
     action(MutexWire.RELEASE, body -> {
       String name = name(body);
       String owner = owner(body);
@@ -200,6 +198,48 @@ public final class MutexVerticle extends LayerVerticle {
       }
       return granted;
     }).map(token -> held(name, owner, token));
+  }
+
+  private Duration acquireTimeout(JsonObject body) {
+    Long ms = Requests.optionalLong(body, "timeoutMs", 0, maxAcquireTimeout.toMillis());
+    return ms == null ? maxAcquireTimeout : Duration.ofMillis(ms);
+  }
+
+  /**
+   * What an acquire may take beyond its wait before it is answered {@code store_unavailable}: the
+   * transaction that leaves the queue (or finds the grant) when the wait ends.
+   */
+  private Duration afterWait() {
+    Duration slack = Duration.ofSeconds(2);
+    return slack.compareTo(requestTimeout()) < 0 ? slack : requestTimeout();
+  }
+
+  /**
+   * Undoes an acquire or tryAcquire that the store answered after its requester was told it failed
+   * ({@code store_unavailable}): a grant is released at once (its next waiter gets the mutex), a
+   * queue entry leaves the queue. Nobody holds a grant it was never told of, nor waits in its place.
+   */
+  private void withdraw(JsonObject body, JsonObject late) {
+    String name = body.getString("name");
+    String owner = body.getString("owner");
+    Future<?> undone;
+    if (MutexWire.isHeld(late)) {
+      FencingToken token = FencingToken.parse(late.getString("token"));
+      grants.remove(key(name, owner), new Grant(name, owner, token));
+      undone = store(() -> mutexes.release(name, owner, token));
+    } else {
+      // Granted between the late answer and this leave, the owner is no longer queued: its grant goes too.
+      undone = store(() -> mutexes.leave(name, owner)).compose(waited -> waited ? Future.succeededFuture()
+          : store(() -> mutexes.release(name, owner)).recover(e -> FdbErrors.unwrap(e) instanceof MutexException
+              ? Future.succeededFuture() : Future.failedFuture(e)));
+    }
+    undone.onComplete(ar -> {
+      Throwable e = ar.cause();
+      if (e != null) {
+        LOG.warn("could not withdraw the late " + late + " of '" + owner + "' for mutex '" + name
+            + "' (its requester was told the store did not answer): " + FdbErrors.unwrap(e));
+      }
+    });
   }
 
   /** Ends every wait (503 closed), releases the grants obtained through this verticle and ends the watches. */
