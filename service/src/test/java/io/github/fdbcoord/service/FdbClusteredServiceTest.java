@@ -21,6 +21,7 @@ import static io.github.fdbcoord.service.ServiceFixture.await;
 import static io.github.fdbcoord.service.WaiterLivenessTest.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -100,6 +101,44 @@ class FdbClusteredServiceTest {
     await(nodeB.close());
     nodeB = null;
     eventually("a node that left is no longer listed", Duration.ofSeconds(30), () -> nodesListed().size() == 1);
+  }
+
+  /**
+   * A member shows what a person maps it to (its configured name, host, process, uptime); once it
+   * leaves it stays listed, marked, for the configured retention (docs/dashboard.md).
+   */
+  @Test
+  void aMemberShowsItsNameHostAndProcessAndStaysListedAsLeftAfterItLeaves() throws InterruptedException {
+    service.close();
+    config.getJsonObject("http").put("enabled", true).put("port", 0).put("departedRetentionMs", 60_000);
+    service = ServiceFixture.start(nodeA, config, db);
+    JsonObject configB = config.copy().put("nodeName", "node-b");
+    ServiceFixture serviceB = ServiceFixture.start(nodeB, configB, db);
+    String b = ((VertxInternal) nodeB).clusterManager().getNodeId();
+    eventually("node A lists node B with its name", Duration.ofSeconds(30),
+        () -> "node-b".equals(member(b).getString("name")));
+    JsonObject member = member(b);
+    assertEquals("MEMBER", member.getString("status"), member.encode());
+    assertEquals(ProcessHandle.current().pid(), member.getLong("pid"), member.encode());
+    assertFalse(member.getString("host", "").isEmpty(), member.encode());
+    assertTrue(member.getLong("uptimeMs") >= 0, member.encode());
+    assertEquals("127.0.0.1:" + serviceB.service.httpPort(), member.getString("http"), member.encode());
+
+    serviceB.close();
+    await(nodeB.close());
+    nodeB = null;
+    eventually("node B is listed as left", Duration.ofSeconds(30), () -> "LEFT".equals(member(b).getString("status")));
+    JsonObject left = member(b);
+    assertEquals("node-b", left.getString("name"), left.encode());
+    assertNotNull(java.time.Instant.parse(left.getString("departedAt")), left.encode());
+    assertTrue(left.getLong("departedMs") >= 0, left.encode());
+    assertFalse(left.getBoolean("self"), left.encode());
+  }
+
+  /** The entry of node {@code id} in node A's {@code /nodes}, or an empty object. */
+  private JsonObject member(String id) {
+    return nodesListed().stream().map(JsonObject.class::cast).filter(n -> id.equals(n.getString("id"))).findFirst()
+        .orElse(new JsonObject());
   }
 
   private JsonArray nodesListed() {
