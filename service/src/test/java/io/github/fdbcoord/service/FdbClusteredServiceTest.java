@@ -97,10 +97,15 @@ class FdbClusteredServiceTest {
     assertEquals("UP", nodes.getJsonObject(0).getString("status"));
     assertEquals(b, nodes.getJsonObject(1).getString("id"));
     assertEquals("MEMBER", nodes.getJsonObject(1).getString("status"));
+    // B runs no service: what its node info says (the event bus's address) names it.
+    eventually("node B's event-bus address", Duration.ofSeconds(30), () -> member(b).getString("eventBus") != null);
+    assertEquals(member(b).getString("eventBus"), member(b).getString("name"));
 
     await(nodeB.close());
     nodeB = null;
-    eventually("a node that left is no longer listed", Duration.ofSeconds(30), () -> nodesListed().size() == 1);
+    // Gone from the cluster manager's members, it stays listed, marked, for the retention.
+    eventually("a node that left is listed as left", Duration.ofSeconds(30), () -> "LEFT".equals(member(b).getString("status")));
+    assertEquals(2, nodesListed().size());
   }
 
   /**
