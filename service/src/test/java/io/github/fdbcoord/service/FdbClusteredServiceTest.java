@@ -37,6 +37,7 @@ class FdbClusteredServiceTest {
   private Vertx nodeB;
   private ServiceFixture service;
   private JsonObject config;
+  private JsonObject cluster;
 
   @BeforeEach
   void start() {
@@ -46,7 +47,7 @@ class FdbClusteredServiceTest {
     // A lease far above any pause a loaded machine gives a heartbeat: these tests expect both nodes
     // listed until one closes, and a close removes its node at once, so they never wait for a lease
     // (the membership log's retention must be at least twice the lease).
-    JsonObject cluster = new JsonObject().put("enabled", true).put("nodeLeaseMs", 30_000)
+    cluster = new JsonObject().put("enabled", true).put("nodeLeaseMs", 30_000)
         .put("heartbeatIntervalMs", 300).put("reaperIntervalMs", 100).put("logRetentionMs", 60_000);
     CoordinationConfig c = CoordinationConfig.from(config);
     nodeA = await(Vertx.builder().withClusterManager(new FdbClusterManager(CoordinationMain.clusterOptions(cluster, c, db)))
@@ -129,7 +130,7 @@ class FdbClusteredServiceTest {
     assertTrue(member.getLong("uptimeMs") >= 0, member.encode());
     assertEquals("127.0.0.1:" + serviceB.service.httpPort(), member.getString("http"), member.encode());
 
-    serviceB.close();
+    // Closing B's Vert.x undeploys its service (the fixture's close would remove the shared root directory).
     await(nodeB.close());
     nodeB = null;
     eventually("node B is listed as left", Duration.ofSeconds(30), () -> "LEFT".equals(member(b).getString("status")));
@@ -138,6 +139,40 @@ class FdbClusteredServiceTest {
     assertNotNull(java.time.Instant.parse(left.getString("departedAt")), left.encode());
     assertTrue(left.getLong("departedMs") >= 0, left.encode());
     assertFalse(left.getBoolean("self"), left.encode());
+  }
+
+  /** At most {@code http.maxDepartedNodes} members that went are listed (the latest), each for {@code http.departedRetentionMs}. */
+  @Test
+  void membersThatWentAreListedUpToTheBoundAndForTheRetention() throws InterruptedException {
+    // Undeployed, not closed: the fixture's close removes the service's root directory, the cluster's
+    // with it, and a node joining after that would be in a cluster of its own.
+    await(nodeA.undeploy(service.deploymentId));
+    config.getJsonObject("http").put("enabled", true).put("port", 0).put("maxDepartedNodes", 1);
+    service = ServiceFixture.start(nodeA, config, db);
+    Vertx nodeC = await(Vertx.builder().withClusterManager(new FdbClusterManager(CoordinationMain.clusterOptions(cluster,
+        CoordinationConfig.from(config), db))).buildClustered());
+    String b = ((VertxInternal) nodeB).clusterManager().getNodeId();
+    String c = ((VertxInternal) nodeC).clusterManager().getNodeId();
+    eventually("node A lists B and C", Duration.ofSeconds(30), () -> nodesListed().size() == 3, () -> nodesListed().encode());
+    await(nodeB.close());
+    nodeB = null;
+    eventually("B is listed as left", Duration.ofSeconds(30), () -> "LEFT".equals(member(b).getString("status")));
+    await(nodeC.close());
+    eventually("C is listed as left", Duration.ofSeconds(30), () -> "LEFT".equals(member(c).getString("status")));
+    eventually("B made room for C", Duration.ofSeconds(30), () -> member(b).isEmpty());
+    assertEquals(2, nodesListed().size(), nodesListed().encode());
+
+    await(nodeA.undeploy(service.deploymentId));
+    config.getJsonObject("http").put("departedRetentionMs", 300);
+    service = ServiceFixture.start(nodeA, config, db);
+    nodeB = await(Vertx.builder().withClusterManager(new FdbClusterManager(CoordinationMain.clusterOptions(cluster,
+        CoordinationConfig.from(config), db))).buildClustered());
+    String b2 = ((VertxInternal) nodeB).clusterManager().getNodeId();
+    eventually("node A lists the new B", Duration.ofSeconds(30), () -> !member(b2).isEmpty());
+    await(nodeB.close());
+    nodeB = null;
+    eventually("past the retention, the new B is no longer listed", Duration.ofSeconds(30),
+        () -> nodesListed().size() == 1);
   }
 
   /** The entry of node {@code id} in node A's {@code /nodes}, or an empty object. */
