@@ -601,7 +601,7 @@
         h('div', { class: 'mono muted', title: 'the cluster manager\'s id of the node' }, n.id)),
       h('td', { class: 'mono node-host' }, n.host || '—'),
       h('td', { class: 'num node-pid' }, n.pid === null || n.pid === undefined ? '—' : String(n.pid)),
-      h('td', {}, nodeStatus(n), n.error ? ` — ${n.error}` : ''),
+      h('td', { class: 'node-status' }, nodeStatus(n), n.error ? ` — ${n.error}` : ''),
       h('td', { class: 'num', title: n.departedAt ? 'when it went' : null }, duration(n.uptimeMs)),
       h('td', {}, n.store || '—', n.storeWriteMs !== null && n.storeWriteMs !== undefined ? ` (write ${number(n.storeWriteMs, 1)} ms)` : ''),
       h('td', { class: 'mono' }, n.http || '—'),
