@@ -586,7 +586,8 @@
   }
 
   async function refreshNodes() {
-    const { nodes } = await api('/nodes');
+    const answer = await api('/nodes');
+    const nodes = answer.nodes.concat(answer.departed || []);
     const self = nodes.find(n => n.self);
     const others = nodes.filter(n => !n.self && !n.departedAt).length;
     const gone = nodes.filter(n => n.departedAt).length;

@@ -102,8 +102,10 @@ class DashboardRoutesTest {
   @Test
   void nodesListsThisNode(Vertx vertx) {
     try (ServiceFixture f = ServiceFixture.start(vertx)) {
-      JsonArray nodes = ok(f, "/nodes").getJsonArray("nodes");
+      JsonObject answer = ok(f, "/nodes");
+      JsonArray nodes = answer.getJsonArray("nodes");
       assertEquals(1, nodes.size());
+      assertEquals(new JsonArray(), answer.getJsonArray("departed"), "alone, no member ever went");
       JsonObject self = nodes.getJsonObject(0);
       assertTrue(self.getBoolean("self"));
       assertEquals("UP", self.getString("status"));

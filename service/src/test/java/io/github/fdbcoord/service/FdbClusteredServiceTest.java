@@ -106,7 +106,8 @@ class FdbClusteredServiceTest {
     nodeB = null;
     // Gone from the cluster manager's members, it stays listed, marked, for the retention.
     eventually("a node that left is listed as left", Duration.ofSeconds(30), () -> "LEFT".equals(member(b).getString("status")));
-    assertEquals(2, nodesListed().size());
+    assertEquals(1, nodesListed().size(), "the live nodes, as before");
+    assertEquals(b, departedListed().getJsonObject(0).getString("id"));
   }
 
   /**
@@ -160,7 +161,7 @@ class FdbClusteredServiceTest {
     await(nodeC.close());
     eventually("C is listed as left", Duration.ofSeconds(30), () -> "LEFT".equals(member(c).getString("status")));
     eventually("B made room for C", Duration.ofSeconds(30), () -> member(b).isEmpty());
-    assertEquals(2, nodesListed().size(), nodesListed().encode());
+    assertEquals(1, departedListed().size(), departedListed().encode());
 
     await(nodeA.undeploy(service.deploymentId));
     config.getJsonObject("http").put("departedRetentionMs", 300);
@@ -172,13 +173,18 @@ class FdbClusteredServiceTest {
     await(nodeB.close());
     nodeB = null;
     eventually("past the retention, the new B is no longer listed", Duration.ofSeconds(30),
-        () -> nodesListed().size() == 1);
+        () -> member(b2).isEmpty() && departedListed().isEmpty());
   }
 
-  /** The entry of node {@code id} in node A's {@code /nodes}, or an empty object. */
+  /** The entry of node {@code id} in node A's {@code /nodes}, live or departed, or an empty object. */
   private JsonObject member(String id) {
-    return nodesListed().stream().map(JsonObject.class::cast).filter(n -> id.equals(n.getString("id"))).findFirst()
-        .orElse(new JsonObject());
+    JsonObject answer = await(service.web().get("/nodes").send()).bodyAsJsonObject();
+    return java.util.stream.Stream.concat(answer.getJsonArray("nodes").stream(), answer.getJsonArray("departed").stream())
+        .map(JsonObject.class::cast).filter(n -> id.equals(n.getString("id"))).findFirst().orElse(new JsonObject());
+  }
+
+  private JsonArray departedListed() {
+    return await(service.web().get("/nodes").send()).bodyAsJsonObject().getJsonArray("departed");
   }
 
   private JsonArray nodesListed() {

@@ -110,7 +110,7 @@ final class ClusterMembers {
         .put("http", options.getHost() + ":" + httpPort.getAsInt());
   }
 
-  /** The other members, live first (sorted by id), then those that went, latest first. */
+  /** The other live members, sorted by id. */
   JsonArray others() {
     JsonArray out = new JsonArray();
     ClusterManager cm = clusterManager();
@@ -120,20 +120,28 @@ final class ClusterMembers {
     String self = cm.getNodeId();
     long now = System.nanoTime();
     // Read now, not at the last refresh: a member that joined since is listed at once.
-    cm.getNodes().stream().filter(id -> !id.equals(self)).sorted().forEach(id -> {
-      Member m = members.get(id);
-      JsonObject entry = entry(id, m, now).put("status", "MEMBER");
-      out.add(entry);
-    });
+    cm.getNodes().stream().filter(id -> !id.equals(self)).sorted()
+        .forEach(id -> out.add(entry(id, members.get(id), now).put("status", "MEMBER")));
+    return out;
+  }
+
+  /** The members that went and are still kept, latest first. */
+  JsonArray departed() {
+    JsonArray out = new JsonArray();
+    ClusterManager cm = clusterManager();
+    if (cm == null) {
+      return out;
+    }
+    Set<String> live = new HashSet<>(cm.getNodes());
+    long now = System.nanoTime();
     List<Map.Entry<String, Departed>> gone = List.copyOf(departed.entrySet());
     for (int i = gone.size() - 1; i >= 0; i--) {
       String id = gone.get(i).getKey();
       Departed d = gone.get(i).getValue();
-      if (out.stream().anyMatch(o -> id.equals(((JsonObject) o).getString("id")))) {
-        continue; // back again (a paused node re-joins with its id)
+      if (!live.contains(id)) { // else back again (a paused node re-joins with its id) since the last refresh
+        out.add(entry(id, d.member(), d.atNanos()).put("status", d.status())
+            .put("departedAt", d.at().toString()).put("departedMs", Math.max(0, (now - d.atNanos()) / 1_000_000)));
       }
-      out.add(entry(id, d.member(), d.atNanos()).put("status", d.status())
-          .put("departedAt", d.at().toString()).put("departedMs", Math.max(0, (now - d.atNanos()) / 1_000_000)));
     }
     return out;
   }

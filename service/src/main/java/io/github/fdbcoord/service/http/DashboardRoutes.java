@@ -95,7 +95,7 @@ public final class DashboardRoutes {
 
   /**
    * The nodes of the service: this node with its health, then, when clustered, the other members
-   * of the Vert.x cluster and those that went lately ({@link ClusterMembers}).
+   * of the Vert.x cluster; apart ({@code departed}), those that went lately ({@link ClusterMembers}).
    */
   private void nodes(RoutingContext ctx) {
     health.get().onComplete(ar -> {
@@ -111,7 +111,8 @@ public final class DashboardRoutes {
           .put("leaseMs", options.getLease().toMillis());
       if (!ctx.response().ended()) {
         ctx.response().putHeader(HttpHeaders.CONTENT_TYPE, "application/json")
-            .end(new JsonObject().put("nodes", new JsonArray().add(self).addAll(members.others())).encode());
+            .end(new JsonObject().put("nodes", new JsonArray().add(self).addAll(members.others()))
+                .put("departed", members.departed()).encode());
       }
     });
   }
