@@ -29,7 +29,7 @@
     held: { after: [null], index: 0, names: [], next: null, read: false },
     namespaces: { all: [], page: 0, selected: null, stats: new Map() },
     strings: { after: ['0'], index: 0, next: null },
-    metrics: { previous: null, series: { http: [], bus: [], p50: [], p99: [], locks: [] } },
+    metrics: { previous: null, series: { http: [], bus: [], p50: [], p99: [], wait50: [], wait99: [], locks: [] } },
     timers: [],
     directoryGeneration: 0,
     heldReload: null,
@@ -575,21 +575,35 @@
       return h('span', { class: 'node-state member', title: 'listed by the cluster manager as a live node; its own '
         + 'health is on its own /nodes' }, '● live member');
     }
+    if (n.departedAt) {
+      const how = n.status === 'LEFT' ? 'left' : n.status === 'EVICTED' ? 'evicted' : 'gone';
+      const why = n.status === 'EVICTED' ? 'removed by the cluster (its lease ran out or its process died)'
+        : n.status === 'LEFT' ? 'left the cluster by itself' : 'no longer listed by the cluster manager';
+      return h('span', { class: 'node-state gone', title: `${why}; listed for a while after` },
+        `○ ${how} ${clock(new Date(n.departedAt))} (${duration(n.departedMs)} ago)`);
+    }
     return h('span', { class: 'node-state down' }, `▼ ${n.status}`);
   }
 
   async function refreshNodes() {
-    const { nodes } = await api('/nodes');
+    const answer = await api('/nodes');
+    const nodes = answer.nodes.concat(answer.departed || []);
     const self = nodes.find(n => n.self);
-    const others = nodes.length - 1;
+    const others = nodes.filter(n => !n.self && !n.departedAt).length;
+    const gone = nodes.filter(n => n.departedAt).length;
     $('#cluster-summary').textContent = !self || !self.clustered
       ? 'This node alone: it is not clustered.'
-      : `${nodes.length} nodes in the Vert.x cluster: this node and ${others} other live member${others === 1 ? '' : 's'} `
-        + '(as its cluster manager lists them).';
-    $('#nodes-table tbody').replaceChildren(...nodes.map(n => h('tr', { 'data-node': n.id, 'data-status': n.status },
-      h('td', { class: 'mono' }, n.id, n.self ? ' (this node)' : ''),
-      h('td', {}, nodeStatus(n), n.error ? ` — ${n.error}` : ''),
-      h('td', { class: 'num' }, duration(n.uptimeMs)),
+      : `${1 + others} nodes in the Vert.x cluster: this node and ${others} other live member${others === 1 ? '' : 's'} `
+        + '(as its cluster manager lists them)'
+        + (gone ? `; ${gone} that went lately, listed for a while.` : '.');
+    $('#nodes-table tbody').replaceChildren(...nodes.map(n => h('tr', { 'data-node': n.id, 'data-status': n.status,
+      class: n.departedAt ? 'departed' : null },
+      h('td', {}, h('span', { class: 'node-name' }, n.name || n.id), n.self ? ' (this node)' : '',
+        h('div', { class: 'mono muted', title: 'the cluster manager\'s id of the node' }, n.id)),
+      h('td', { class: 'mono node-host' }, n.host || '—'),
+      h('td', { class: 'num node-pid' }, n.pid === null || n.pid === undefined ? '—' : String(n.pid)),
+      h('td', { class: 'node-status' }, nodeStatus(n), n.error ? ` — ${n.error}` : ''),
+      h('td', { class: 'num', title: n.departedAt ? 'when it went' : null }, duration(n.uptimeMs)),
       h('td', {}, n.store || '—', n.storeWriteMs !== null && n.storeWriteMs !== undefined ? ` (write ${number(n.storeWriteMs, 1)} ms)` : ''),
       h('td', { class: 'mono' }, n.http || '—'),
       h('td', {}, n.clustered ? 'yes' : 'no'),
@@ -783,8 +797,17 @@
     const routes = new Map();
     const actions = new Map();
     const lockEvents = {};
+    const waits = new Map();
     for (const s of samples) {
       const l = s.labels;
+      if (s.name.startsWith('fdbcoord_acquire_wait_seconds')) {
+        const w = waits.get(l.status) || { status: l.status, count: 0, sum: 0, buckets: new Map() };
+        if (s.name.endsWith('_count')) w.count = s.value;
+        else if (s.name.endsWith('_sum')) w.sum = s.value;
+        else if (s.name.endsWith('_bucket') && l.le) w.buckets.set(l.le, s.value);
+        waits.set(l.status, w);
+        continue;
+      }
       if (s.name.startsWith('fdbcoord_http_requests_seconds')) {
         const key = `${l.route} ${l.status}`;
         const r = routes.get(key) || { route: l.route, status: l.status, count: 0, sum: 0, buckets: new Map() };
@@ -802,15 +825,15 @@
         lockEvents[l.type] = s.value;
       }
     }
-    return { routes, actions, lockEvents, at: performance.now() };
+    return { routes, actions, waits, lockEvents, at: performance.now() };
   }
 
   // The requests answered between two scrapes, by latency bucket (upper bound in seconds,
   // cumulative as Prometheus exports them), all routes together.
-  function bucketsSince(prev, now) {
+  function bucketsSince(prev, now, kind = 'routes') {
     const sums = new Map();
-    for (const [k, r] of now.routes) {
-      const before = (prev.routes.get(k) || { buckets: new Map() }).buckets;
+    for (const [k, r] of now[kind]) {
+      const before = (prev[kind].get(k) || { buckets: new Map() }).buckets;
       for (const [le, n] of r.buckets) {
         sums.set(le, (sums.get(le) || 0) + Math.max(0, n - (before.get(le) || 0)));
       }
@@ -871,6 +894,9 @@
       push(app.metrics.series.bus, bus);
       push(app.metrics.series.p50, quantile(window, 0.5));
       push(app.metrics.series.p99, quantile(window, 0.99));
+      const waited = bucketsSince(prev, now, 'waits');
+      push(app.metrics.series.wait50, quantile(waited, 0.5));
+      push(app.metrics.series.wait99, quantile(waited, 0.99));
       const locks = Object.entries(now.lockEvents)
         .reduce((sum, [type, n]) => sum + Math.max(0, n - (prev.lockEvents[type] || 0)), 0);
       push(app.metrics.series.locks, locks / seconds);
@@ -925,7 +951,10 @@
     $('#charts').replaceChildren(
       chart('HTTP requests', 'per s', s.http),
       chart('Event-bus requests', 'per s', s.bus),
-      chart('HTTP latency p50 / p99 (all routes, between refreshes)', 'ms', s.p50, { first: 'p50', label: 'p99', values: p99 }),
+      chart('HTTP latency p50 / p99 (all routes, between refreshes; without acquires\' waits)', 'ms', s.p50,
+        { first: 'p50', label: 'p99', values: p99 }),
+      chart('Acquire wait p50 / p99 (HTTP acquires, until granted or refused)', 'ms', s.wait50,
+        { first: 'p50', label: 'p99', values: s.wait99 }),
       chart('Lock events', 'per s', s.locks));
     const m = app.metrics.previous;
     if (!m) return;

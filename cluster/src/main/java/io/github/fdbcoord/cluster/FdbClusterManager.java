@@ -39,9 +39,11 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -388,6 +390,21 @@ public class FdbClusterManager implements ClusterManager {
   @Override
   public List<String> getNodes() {
     return membership.nodes();
+  }
+
+  /**
+   * How member {@code id} went, when this node saw it go (one of its recent departures):
+   * {@code "evicted"} when another node's reaper removed it (its lease ran out, or its failure
+   * detector's connection closed), {@code "left"} when it left by itself; empty for a member this
+   * node did not see go. With {@link #departedAt}, what a dashboard shows of a member that is gone.
+   */
+  public Optional<String> departureCause(String id) {
+    return membership.departure(id).map(d -> d.evicted() ? "evicted" : "left");
+  }
+
+  /** When this node saw member {@code id} go (see {@link #departureCause}). */
+  public Optional<Instant> departedAt(String id) {
+    return membership.departure(id).map(Membership.Departure::at);
   }
 
   /** Sets the listener told of members that join and leave (evicted after their lease). */

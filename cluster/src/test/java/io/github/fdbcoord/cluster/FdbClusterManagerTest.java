@@ -98,6 +98,29 @@ class FdbClusterManagerTest {
   }
 
 
+  /** A dashboard tells a member that left from one the cluster evicted, and says since when. */
+  @Test
+  void aNodeSeesWhetherAMemberLeftOrWasEvictedAndWhen() throws Exception {
+    FdbClusterManager observer = join(options());
+    FdbClusterManager leaving = join(options());
+    FdbClusterManager crashing = join(options());
+    waitUntil("the observer lists both", () -> observer.getNodes().size() == 3, Duration.ofSeconds(10));
+    assertTrue(observer.departureCause(leaving.getNodeId()).isEmpty(), "a live member has not gone");
+
+    java.time.Instant beforeLeave = java.time.Instant.now();
+    leave(leaving);
+    waitUntil("the observer sees the leave", () -> observer.departureCause(leaving.getNodeId()).isPresent(),
+        Duration.ofSeconds(10));
+    assertEquals("left", observer.departureCause(leaving.getNodeId()).get());
+    assertFalse(observer.departedAt(leaving.getNodeId()).get().isBefore(beforeLeave));
+
+    FaultInjection.crash(crashing);
+    waitUntil("the observer sees the eviction", () -> observer.departureCause(crashing.getNodeId()).isPresent(),
+        Duration.ofSeconds(20));
+    assertEquals("evicted", observer.departureCause(crashing.getNodeId()).get());
+    assertEquals(List.of(observer.getNodeId()), observer.getNodes());
+  }
+
   private static NodeListener recorder(List<String> events) {
     return new NodeListener() {
       @Override

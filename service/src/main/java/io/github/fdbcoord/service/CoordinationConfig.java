@@ -30,8 +30,10 @@ import java.util.Set;
  *   "addressPrefix": "fdb",
  *   "workerPoolSize": 8,
  *   "requestTimeoutMs": 5000,
+ *   "nodeName": null,
  *   "http": {"enabled": false, "host": "127.0.0.1", "port": 8080, "token": null,
- *            "bodyLimit": 1048576, "maxWebSocketSubscriptions": 100, "allowedHosts": [], "allowedOrigins": []},
+ *            "bodyLimit": 1048576, "maxWebSocketSubscriptions": 100, "allowedHosts": [], "allowedOrigins": [],
+ *            "departedRetentionMs": 300000, "maxDepartedNodes": 100},
  *   "mutex": {"leaseMs": 10000, "heartbeatIntervalMs": 2000, "reaperIntervalMs": 1000,
  *             "maxAcquireTimeoutMs": 300000, "eventRetentionMs": 60000, "maxWatched": 1000},
  *   "interner": {"maxBatchSize": 1000, "cacheMaxBytes": 67108864},
@@ -56,6 +58,9 @@ public final class CoordinationConfig {
   private final int maxWebSocketSubscriptions;
   private final List<String> allowedHosts;
   private final List<String> allowedOrigins;
+  private final String nodeName;
+  private final Duration departedRetention;
+  private final int maxDepartedNodes;
   private final Duration lease;
   private final Duration heartbeatInterval;
   private final Duration reaperInterval;
@@ -99,6 +104,14 @@ public final class CoordinationConfig {
         100, 1, 100_000);
     this.allowedHosts = stringList(http, "http.allowedHosts", "allowedHosts", List.of(), true);
     this.allowedOrigins = stringList(http, "http.allowedOrigins", "allowedOrigins", List.of(), true);
+    this.nodeName = string(json, "nodeName", null);
+    if (nodeName != null && nodeName.isBlank()) {
+      throw new IllegalArgumentException("nodeName must not be blank: leave it out (or null) to use the default");
+    }
+    this.departedRetention = Duration.ofMillis(longValue(http, "http.departedRetentionMs", "departedRetentionMs",
+        HttpOptions.DEFAULT_DEPARTED_RETENTION.toMillis(), 1, 24L * 3600 * 1000));
+    this.maxDepartedNodes = intValue(http, "http.maxDepartedNodes", "maxDepartedNodes",
+        HttpOptions.DEFAULT_MAX_DEPARTED_NODES, 0, 10_000);
     try {
       new HttpOptions().setAllowedHosts(allowedHosts).setAllowedOrigins(allowedOrigins);
     } catch (IllegalArgumentException e) {
@@ -301,7 +314,8 @@ public final class CoordinationConfig {
     return new HttpOptions().setHost(httpHost).setPort(httpPort).setToken(httpToken).setBodyLimit(bodyLimit)
         .setAddressPrefix(addressPrefix).setLease(lease).setMaxAcquireTimeout(maxAcquireTimeout)
         .setWatchLease(watchLease).setMaxWebSocketSubscriptions(maxWebSocketSubscriptions)
-        .setAllowedHosts(allowedHosts).setAllowedOrigins(allowedOrigins);
+        .setAllowedHosts(allowedHosts).setAllowedOrigins(allowedOrigins).setNodeName(nodeName)
+        .setDepartedRetention(departedRetention).setMaxDepartedNodes(maxDepartedNodes);
   }
 
   /** The largest HTTP request body and WebSocket message, in bytes ({@code http.bodyLimit}). */

@@ -66,6 +66,10 @@ class DashboardBrowserTest extends DashboardBrowserSupport {
     show("cluster");
     waitFor("this node", () -> rows("#nodes-table").size() == 1 && text("#nodes-table tbody").contains("UP"));
     assertTrue(text("#cluster-summary").contains("not clustered"), text("#cluster-summary"));
+    // The node by what a person maps it to: its name (no nodeName configured: host:pid) and host.
+    String host = java.net.InetAddress.getLocalHost().getHostName();
+    waitFor("this node's name and host", () -> text("#nodes-table .node-name").equals(host + ":" + ProcessHandle.current().pid())
+        && text("#nodes-table .node-host").equals(host));
     screenshot("cluster");
 
     show("health");

@@ -102,8 +102,10 @@ class DashboardRoutesTest {
   @Test
   void nodesListsThisNode(Vertx vertx) {
     try (ServiceFixture f = ServiceFixture.start(vertx)) {
-      JsonArray nodes = ok(f, "/nodes").getJsonArray("nodes");
+      JsonObject answer = ok(f, "/nodes");
+      JsonArray nodes = answer.getJsonArray("nodes");
       assertEquals(1, nodes.size());
+      assertEquals(new JsonArray(), answer.getJsonArray("departed"), "alone, no member ever went");
       JsonObject self = nodes.getJsonObject(0);
       assertTrue(self.getBoolean("self"));
       assertEquals("UP", self.getString("status"));
@@ -113,9 +115,62 @@ class DashboardRoutesTest {
       assertEquals(1500L, self.getLong("leaseMs"));
       assertFalse(self.getBoolean("clustered"));
       assertEquals("127.0.0.1:" + f.service.httpPort(), self.getString("http"));
+      // What a person maps the node to: its machine and process (no name configured: host:pid).
+      String host = self.getString("host");
+      assertFalse(host == null || host.isEmpty(), self.encode());
+      assertEquals(ProcessHandle.current().pid(), self.getLong("pid"), self.encode());
+      assertEquals(host + ":" + ProcessHandle.current().pid(), self.getString("name"));
+      assertNotNull(java.time.Instant.parse(self.getString("startedAt")));
       long later = ok(f, "/nodes").getJsonArray("nodes").getJsonObject(0).getLong("uptimeMs");
       assertTrue(later >= self.getLong("uptimeMs"), "uptime grows");
     }
+  }
+
+  @Test
+  void nodesNamesThisNodeByItsConfiguredName(Vertx vertx) {
+    JsonObject config = ServiceFixture.baseConfig().put("nodeName", "orders-eu-1");
+    try (ServiceFixture f = ServiceFixture.start(vertx, config, null)) {
+      JsonObject self = ok(f, "/nodes").getJsonArray("nodes").getJsonObject(0);
+      assertEquals("orders-eu-1", self.getString("name"), self.encode());
+      assertEquals(ProcessHandle.current().pid(), self.getLong("pid"), self.encode());
+    }
+  }
+
+  private static final long QUEUE_WAIT_MS = 1_000;
+
+  /**
+   * An acquire that waits in the queue is a slow grant, not a slow service: its wait is the figure
+   * {@code fdbcoord_acquire_wait_seconds}, and the request's latency is what the service spent on it.
+   */
+  @Test
+  void anAcquiresWaitIsItsOwnFigureAndNotRequestLatency(Vertx vertx) throws Exception {
+    try (ServiceFixture f = ServiceFixture.start(vertx)) {
+      assertEquals(200, call(f, HttpMethod.POST, "/mutexes/orders/acquire", "{\"owner\":\"a\"}", null).statusCode());
+      var waiting = f.web().post("/mutexes/orders/acquire").putHeader("Content-Type", "application/json")
+          .sendBuffer(Buffer.buffer("{\"owner\":\"b\"}"));
+      WaiterLivenessTest.eventually("b waits in the queue", java.time.Duration.ofSeconds(20),
+          () -> ok(f, "/mutexes/orders/inspect").getJsonArray("queue").size() == 1);
+      // The holder lets go a fixed time after b is queued: that time is b's wait.
+      vertx.setTimer(QUEUE_WAIT_MS, id -> f.client.request(f.client.mutexAddress(), "release",
+          new JsonObject().put("name", "orders").put("owner", "a")));
+      HttpResponse<Buffer> granted = await(waiting);
+      assertEquals(200, granted.statusCode(), granted.bodyAsString());
+      assertTrue(granted.bodyAsJsonObject().getBoolean("held"));
+
+      String metrics = call(f, HttpMethod.GET, "/metrics", null, null).bodyAsString();
+      double latency = sum(metrics, "fdbcoord_http_requests_seconds_sum{route=\"/mutexes/:name/acquire\"");
+      assertTrue(latency < QUEUE_WAIT_MS / 1000.0, "the two acquires' request latency is the service's time, not b's"
+          + " wait in the queue (" + QUEUE_WAIT_MS + " ms): " + latency + " s");
+      double waited = sum(metrics, "fdbcoord_acquire_wait_seconds_sum");
+      assertTrue(waited >= QUEUE_WAIT_MS / 1000.0, "b's wait is counted as acquire wait: " + waited + " s");
+      assertTrue(metrics.contains("fdbcoord_acquire_wait_seconds_bucket{"), "the wait has percentiles too");
+    }
+  }
+
+  /** The sum of the samples whose line starts with {@code prefix}. */
+  private static double sum(String metrics, String prefix) {
+    return metrics.lines().filter(l -> l.startsWith(prefix))
+        .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum();
   }
 
   @Test

@@ -21,6 +21,7 @@ import static io.github.fdbcoord.service.ServiceFixture.await;
 import static io.github.fdbcoord.service.WaiterLivenessTest.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -36,6 +37,7 @@ class FdbClusteredServiceTest {
   private Vertx nodeB;
   private ServiceFixture service;
   private JsonObject config;
+  private JsonObject cluster;
 
   @BeforeEach
   void start() {
@@ -45,7 +47,7 @@ class FdbClusteredServiceTest {
     // A lease far above any pause a loaded machine gives a heartbeat: these tests expect both nodes
     // listed until one closes, and a close removes its node at once, so they never wait for a lease
     // (the membership log's retention must be at least twice the lease).
-    JsonObject cluster = new JsonObject().put("enabled", true).put("nodeLeaseMs", 30_000)
+    cluster = new JsonObject().put("enabled", true).put("nodeLeaseMs", 30_000)
         .put("heartbeatIntervalMs", 300).put("reaperIntervalMs", 100).put("logRetentionMs", 60_000);
     CoordinationConfig c = CoordinationConfig.from(config);
     nodeA = await(Vertx.builder().withClusterManager(new FdbClusterManager(CoordinationMain.clusterOptions(cluster, c, db)))
@@ -96,10 +98,93 @@ class FdbClusteredServiceTest {
     assertEquals("UP", nodes.getJsonObject(0).getString("status"));
     assertEquals(b, nodes.getJsonObject(1).getString("id"));
     assertEquals("MEMBER", nodes.getJsonObject(1).getString("status"));
+    // B runs no service: what its node info says (the event bus's address) names it.
+    eventually("node B's event-bus address", Duration.ofSeconds(30), () -> member(b).getString("eventBus") != null);
+    assertEquals(member(b).getString("eventBus"), member(b).getString("name"));
 
     await(nodeB.close());
     nodeB = null;
-    eventually("a node that left is no longer listed", Duration.ofSeconds(30), () -> nodesListed().size() == 1);
+    // Gone from the cluster manager's members, it stays listed, marked, for the retention.
+    eventually("a node that left is listed as left", Duration.ofSeconds(30), () -> "LEFT".equals(member(b).getString("status")));
+    assertEquals(1, nodesListed().size(), "the live nodes, as before");
+    assertEquals(b, departedListed().getJsonObject(0).getString("id"));
+  }
+
+  /**
+   * A member shows what a person maps it to (its configured name, host, process, uptime); once it
+   * leaves it stays listed, marked, for the configured retention (docs/dashboard.md).
+   */
+  @Test
+  void aMemberShowsItsNameHostAndProcessAndStaysListedAsLeftAfterItLeaves() throws InterruptedException {
+    service.close();
+    config.getJsonObject("http").put("enabled", true).put("port", 0).put("departedRetentionMs", 60_000);
+    service = ServiceFixture.start(nodeA, config, db);
+    JsonObject configB = config.copy().put("nodeName", "node-b");
+    ServiceFixture serviceB = ServiceFixture.start(nodeB, configB, db);
+    String b = ((VertxInternal) nodeB).clusterManager().getNodeId();
+    eventually("node A lists node B with its name", Duration.ofSeconds(30),
+        () -> "node-b".equals(member(b).getString("name")));
+    JsonObject member = member(b);
+    assertEquals("MEMBER", member.getString("status"), member.encode());
+    assertEquals(ProcessHandle.current().pid(), member.getLong("pid"), member.encode());
+    assertFalse(member.getString("host", "").isEmpty(), member.encode());
+    assertTrue(member.getLong("uptimeMs") >= 0, member.encode());
+    assertEquals("127.0.0.1:" + serviceB.service.httpPort(), member.getString("http"), member.encode());
+
+    // Closing B's Vert.x undeploys its service (the fixture's close would remove the shared root directory).
+    await(nodeB.close());
+    nodeB = null;
+    eventually("node B is listed as left", Duration.ofSeconds(30), () -> "LEFT".equals(member(b).getString("status")));
+    JsonObject left = member(b);
+    assertEquals("node-b", left.getString("name"), left.encode());
+    assertNotNull(java.time.Instant.parse(left.getString("departedAt")), left.encode());
+    assertTrue(left.getLong("departedMs") >= 0, left.encode());
+    assertFalse(left.getBoolean("self"), left.encode());
+  }
+
+  /** At most {@code http.maxDepartedNodes} members that went are listed (the latest), each for {@code http.departedRetentionMs}. */
+  @Test
+  void membersThatWentAreListedUpToTheBoundAndForTheRetention() throws InterruptedException {
+    // Undeployed, not closed: the fixture's close removes the service's root directory, the cluster's
+    // with it, and a node joining after that would be in a cluster of its own.
+    await(nodeA.undeploy(service.deploymentId));
+    config.getJsonObject("http").put("enabled", true).put("port", 0).put("maxDepartedNodes", 1);
+    service = ServiceFixture.start(nodeA, config, db);
+    Vertx nodeC = await(Vertx.builder().withClusterManager(new FdbClusterManager(CoordinationMain.clusterOptions(cluster,
+        CoordinationConfig.from(config), db))).buildClustered());
+    String b = ((VertxInternal) nodeB).clusterManager().getNodeId();
+    String c = ((VertxInternal) nodeC).clusterManager().getNodeId();
+    eventually("node A lists B and C", Duration.ofSeconds(30), () -> nodesListed().size() == 3, () -> nodesListed().encode());
+    await(nodeB.close());
+    nodeB = null;
+    eventually("B is listed as left", Duration.ofSeconds(30), () -> "LEFT".equals(member(b).getString("status")));
+    await(nodeC.close());
+    eventually("C is listed as left", Duration.ofSeconds(30), () -> "LEFT".equals(member(c).getString("status")));
+    eventually("B made room for C", Duration.ofSeconds(30), () -> member(b).isEmpty());
+    assertEquals(1, departedListed().size(), departedListed().encode());
+
+    await(nodeA.undeploy(service.deploymentId));
+    config.getJsonObject("http").put("departedRetentionMs", 300);
+    service = ServiceFixture.start(nodeA, config, db);
+    nodeB = await(Vertx.builder().withClusterManager(new FdbClusterManager(CoordinationMain.clusterOptions(cluster,
+        CoordinationConfig.from(config), db))).buildClustered());
+    String b2 = ((VertxInternal) nodeB).clusterManager().getNodeId();
+    eventually("node A lists the new B", Duration.ofSeconds(30), () -> !member(b2).isEmpty());
+    await(nodeB.close());
+    nodeB = null;
+    eventually("past the retention, the new B is no longer listed", Duration.ofSeconds(30),
+        () -> member(b2).isEmpty() && departedListed().isEmpty());
+  }
+
+  /** The entry of node {@code id} in node A's {@code /nodes}, live or departed, or an empty object. */
+  private JsonObject member(String id) {
+    JsonObject answer = await(service.web().get("/nodes").send()).bodyAsJsonObject();
+    return java.util.stream.Stream.concat(answer.getJsonArray("nodes").stream(), answer.getJsonArray("departed").stream())
+        .map(JsonObject.class::cast).filter(n -> id.equals(n.getString("id"))).findFirst().orElse(new JsonObject());
+  }
+
+  private JsonArray departedListed() {
+    return await(service.web().get("/nodes").send()).bodyAsJsonObject().getJsonArray("departed");
   }
 
   private JsonArray nodesListed() {

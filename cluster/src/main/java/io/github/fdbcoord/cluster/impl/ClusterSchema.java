@@ -33,7 +33,7 @@ import java.util.concurrent.Executor;
  * <pre>
  * root("n", nodeId)                       = (heartbeats:int)           node record; the lease is judged on it changing
  * root("i", nodeId)                       = NodeInfo bytes             node info (host, port, metadata)
- * root("ml", vstamp)                      = (type:"added"|"left", nodeId)   membership log, in commit order
+ * root("ml", vstamp)                      = (type:"added"|"left", nodeId[, "evicted"])   membership log, in commit order
  * root("mg")                              = vstamp (10 bytes)          membership generation: changes with every log entry; nodes watch it
  * root("r", address, nodeId, seq)         = (localOnly:bool)           event-bus registrations
  * root("nr", nodeId, address, seq)        = ''                         a node's registrations, to remove them with the node
@@ -55,6 +55,8 @@ import java.util.concurrent.Executor;
 final class ClusterSchema {
   static final String ADDED = "added";
   static final String LEFT = "left";
+  /** The third element of a "left" entry that an eviction wrote. */
+  static final String EVICTED = "evicted";
   /** Versions per millisecond of the database clock. */
   static final long VERSIONS_PER_MILLI = 1000;
 
@@ -100,8 +102,11 @@ final class ClusterSchema {
 
   // ------------------------------------------------------------------ value types
 
-  /** One entry of the membership log. */
-  record MemberChange(Versionstamp stamp, String type, String nodeId) {}
+  /**
+   * One entry of the membership log; {@code evicted} tells a "left" that another node's reaper
+   * wrote from one the node wrote as it left.
+   */
+  record MemberChange(Versionstamp stamp, String type, String nodeId, boolean evicted) {}
 
   /** One entry of the registration log. */
   record RegistrationChange(Versionstamp stamp, String address) {}
@@ -223,18 +228,24 @@ final class ClusterSchema {
     return memberLog.unpack(key).getVersionstamp(0);
   }
 
-  byte[] packMemberLogValue(String type, String nodeId) {
-    return Tuple.from(type, nodeId).pack();
+  byte[] packMemberLogValue(String type, String nodeId, boolean evicted) {
+    // The cause is a third element: a node of an earlier version reads the first two and ignores it.
+    return (evicted ? Tuple.from(type, nodeId, EVICTED) : Tuple.from(type, nodeId)).pack();
   }
 
   MemberChange unpackMemberChange(KeyValue kv) {
     Tuple t = Tuple.fromBytes(kv.getValue());
-    return new MemberChange(unpackMemberLogKey(kv.getKey()), t.getString(0), t.getString(1));
+    return new MemberChange(unpackMemberLogKey(kv.getKey()), t.getString(0), t.getString(1),
+        t.size() > 2 && EVICTED.equals(t.get(2)));
   }
 
   /** Appends a membership change and moves the generation (which every node watches). */
   void appendMemberChange(Transaction tr, String type, String nodeId) {
-    tr.mutate(MutationType.SET_VERSIONSTAMPED_KEY, packMemberLogKeyForChange(), packMemberLogValue(type, nodeId));
+    appendMemberChange(tr, type, nodeId, false);
+  }
+
+  private void appendMemberChange(Transaction tr, String type, String nodeId, boolean evicted) {
+    tr.mutate(MutationType.SET_VERSIONSTAMPED_KEY, packMemberLogKeyForChange(), packMemberLogValue(type, nodeId, evicted));
     tr.mutate(MutationType.SET_VERSIONSTAMPED_VALUE, memberGeneration, Versionstamps.rawValue(new byte[0]));
   }
 
@@ -373,7 +384,7 @@ final class ClusterSchema {
         tr.clear(packInfoKey(nodeId));
         tr.clear(packProbeKey(nodeId));
         tr.clear(packSuspicionKey(nodeId));
-        appendMemberChange(tr, LEFT, nodeId);
+        appendMemberChange(tr, LEFT, nodeId, expectedRecord != null);
         appendRegistrationChanges(tr, addresses);
         return true;
       }, executor);

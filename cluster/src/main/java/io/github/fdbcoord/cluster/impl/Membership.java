@@ -12,12 +12,15 @@ import io.vertx.core.spi.cluster.NodeInfo;
 import io.vertx.core.spi.cluster.NodeListener;
 import io.vertx.core.spi.cluster.RegistrationInfo;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
@@ -52,6 +55,12 @@ public final class Membership {
    * must list the same members in the same order after the same event.
    */
   private final Set<String> view = new TreeSet<>();
+  /**
+   * The members this node saw go, newest last, with how (left or evicted) and when: what
+   * {@link NodeListener#nodeLeft} cannot say. Bounded: only the recent ones matter (a dashboard).
+   */
+  private final Map<String, Departure> departures = new LinkedHashMap<>();
+  private static final int MAX_DEPARTURES = 1000;
   private Versionstamp cursor;
 
   private final AtomicLong heartbeats = new AtomicLong();
@@ -156,6 +165,16 @@ public final class Membership {
   public List<String> nodes() {
     synchronized (view) {
       return new ArrayList<>(view);
+    }
+  }
+
+  /** How and when a member left: evicted by a reaper (its lease ran out), or left by itself. */
+  public record Departure(boolean evicted, Instant at) {}
+
+  /** How member {@code id} left, if this node saw it go (among the last {@value #MAX_DEPARTURES}). */
+  public Optional<Departure> departure(String id) {
+    synchronized (view) {
+      return Optional.ofNullable(departures.get(id));
     }
   }
 
@@ -319,6 +338,13 @@ public final class Membership {
       boolean changed;
       synchronized (view) {
         changed = added ? view.add(c.nodeId()) : view.remove(c.nodeId());
+        if (changed && !added) {
+          departures.remove(c.nodeId());
+          departures.put(c.nodeId(), new Departure(c.evicted(), Instant.now()));
+          if (departures.size() > MAX_DEPARTURES) {
+            departures.remove(departures.keySet().iterator().next());
+          }
+        }
       }
       if (changed) {
         tellDetector(c.nodeId(), added);

@@ -34,6 +34,7 @@ public final class Metrics {
    */
   private final ConcurrentHashMap<RequestKey, Timer> requestTimers = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<HttpKey, Timer> httpTimers = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<Integer, Timer> acquireWaitTimers = new ConcurrentHashMap<>();
 
   private record RequestKey(String address, String action, String outcome) {}
 
@@ -82,6 +83,22 @@ public final class Metrics {
     httpTimers.computeIfAbsent(new HttpKey(route, status), k -> Timer.builder("fdbcoord_http_requests")
         .description("HTTP requests answered by the coordination service")
         .tag("route", k.route()).tag("status", Integer.toString(k.status()))
+        .publishPercentileHistogram().minimumExpectedValue(MIN_EXPECTED).maximumExpectedValue(MAX_EXPECTED)
+        .register(registry))
+        .record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /**
+   * One HTTP acquire's wait: from its request to the mutex layer until the layer's answer (the time
+   * in the mutex's queue, with the transactions that enqueue and grant it), by the HTTP status it was
+   * answered with. The same request's {@link #http} duration leaves this time out: a long wait is a
+   * busy mutex, not a slow service.
+   */
+  public void acquireWait(int status, long nanos) {
+    acquireWaitTimers.computeIfAbsent(status, k -> Timer.builder("fdbcoord_acquire_wait")
+        .description("Time HTTP acquires waited for the mutex layer's answer (in the queue), left out of"
+            + " fdbcoord_http_requests")
+        .tag("status", Integer.toString(k))
         .publishPercentileHistogram().minimumExpectedValue(MIN_EXPECTED).maximumExpectedValue(MAX_EXPECTED)
         .register(registry))
         .record(nanos, TimeUnit.NANOSECONDS);

@@ -7,18 +7,13 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerRequest;
-import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.StaticHandler;
 
-import java.io.IOException;
-import java.lang.management.ManagementFactory;
-import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
-import java.time.Instant;
 import java.util.Base64;
 import java.util.function.Supplier;
 
@@ -48,12 +43,12 @@ public final class DashboardRoutes {
   private final CoordinationClient client;
   private final Forward forward;
   private final Supplier<Future<JsonObject>> health;
-  private final Instant startedAt = Instant.now();
-  private final long startedNanos = System.nanoTime();
+  private final ClusterMembers members;
 
   DashboardRoutes(Vertx vertx, HttpOptions options, CoordinationClient client, Forward forward,
-      Supplier<Future<JsonObject>> health) {
+      Supplier<Future<JsonObject>> health, ClusterMembers members) {
     this.vertx = vertx;
+    this.members = members;
     this.options = options;
     this.client = client;
     this.forward = forward;
@@ -100,17 +95,13 @@ public final class DashboardRoutes {
 
   /**
    * The nodes of the service: this node with its health, then, when clustered, the other members
-   * of the Vert.x cluster as its cluster manager knows them (on {@code FdbClusterManager}, the nodes
-   * whose lease is live).
+   * of the Vert.x cluster; apart ({@code departed}), those that went lately ({@link ClusterMembers}).
    */
   private void nodes(RoutingContext ctx) {
     health.get().onComplete(ar -> {
-      JsonObject self = new JsonObject()
-          .put("id", nodeId())
+      JsonObject self = members.self()
           .put("self", true)
           .put("status", ar.succeeded() ? "UP" : "DOWN")
-          .put("startedAt", startedAt.toString())
-          .put("uptimeMs", (System.nanoTime() - startedNanos) / 1_000_000)
           .put("store", ar.succeeded() ? ar.result().getString("store") : null)
           .put("storeWriteMs", ar.succeeded() ? ar.result().getValue("writeMs") : null)
           .put("error", ar.succeeded() ? null : String.valueOf(ar.cause().getMessage()))
@@ -120,34 +111,10 @@ public final class DashboardRoutes {
           .put("leaseMs", options.getLease().toMillis());
       if (!ctx.response().ended()) {
         ctx.response().putHeader(HttpHeaders.CONTENT_TYPE, "application/json")
-            .end(new JsonObject().put("nodes", new JsonArray().add(self).addAll(otherMembers(self.getString("id"))))
-                .encode());
+            .end(new JsonObject().put("nodes", new JsonArray().add(self).addAll(members.others()))
+                .put("departed", members.departed()).encode());
       }
     });
-  }
-
-  private JsonArray otherMembers(String selfId) {
-    JsonArray others = new JsonArray();
-    if (vertx instanceof VertxInternal && ((VertxInternal) vertx).clusterManager() != null) {
-      ((VertxInternal) vertx).clusterManager().getNodes().stream().filter(id -> !id.equals(selfId)).sorted()
-          .forEach(id -> others.add(new JsonObject().put("id", id).put("self", false).put("status", "MEMBER")
-              .put("clustered", true)));
-    }
-    return others;
-  }
-
-  /** The cluster manager's id of this node when clustered, else host and process. */
-  private String nodeId() {
-    if (vertx instanceof VertxInternal && ((VertxInternal) vertx).clusterManager() != null) {
-      return ((VertxInternal) vertx).clusterManager().getNodeId();
-    }
-    String host;
-    try {
-      host = InetAddress.getLocalHost().getHostName();
-    } catch (IOException e) {
-      host = "localhost";
-    }
-    return host + "/" + ManagementFactory.getRuntimeMXBean().getPid();
   }
 
   private static boolean putLimit(RoutingContext ctx, JsonObject body) {

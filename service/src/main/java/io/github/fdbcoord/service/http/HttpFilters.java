@@ -155,16 +155,35 @@ final class HttpFilters {
     return host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
   }
 
-  /** Records the request's route, status and duration when it ends. */
+  /**
+   * Records the request's route, status and duration when it ends; the time an acquire waited for
+   * its grant (between {@link #ACQUIRE_WAIT_STARTED} and {@link #ACQUIRE_WAIT_ENDED}, or the end
+   * when the client left first) is recorded as acquire wait instead of request time.
+   */
   void measure(RoutingContext ctx) {
     long start = System.nanoTime();
     ctx.addEndHandler(v -> {
+      long end = System.nanoTime();
       String route = ctx.currentRoute() == null || ctx.currentRoute().getPath() == null ? routeName(ctx)
           : ctx.currentRoute().getPath();
-      metrics.http(route, ctx.response().getStatusCode(), System.nanoTime() - start);
+      int status = ctx.response().getStatusCode();
+      long nanos = end - start;
+      Long waitStarted = ctx.get(ACQUIRE_WAIT_STARTED);
+      if (waitStarted != null) {
+        Long waitEnded = ctx.get(ACQUIRE_WAIT_ENDED);
+        long waited = Math.max(0, (waitEnded == null ? end : waitEnded) - waitStarted);
+        metrics.acquireWait(status, waited);
+        nanos = Math.max(0, nanos - waited);
+      }
+      metrics.http(route, status, nanos);
     });
     ctx.next();
   }
+
+  /** Context key: {@link System#nanoTime()} when an acquire was sent to the mutex layer. */
+  static final String ACQUIRE_WAIT_STARTED = "fdbcoord.acquireWaitStarted";
+  /** Context key: {@link System#nanoTime()} when the mutex layer answered that acquire. */
+  static final String ACQUIRE_WAIT_ENDED = "fdbcoord.acquireWaitEnded";
 
   /** A bounded label for routes without a path template (never the raw path: unbounded cardinality). */
   private static String routeName(RoutingContext ctx) {

@@ -31,6 +31,10 @@ public final class HttpOptions {
   public static final Duration DEFAULT_MAX_ACQUIRE_TIMEOUT = Duration.ofMinutes(5);
   /** How long a WebSocket's lock-event watch lasts unless renewed, unless told otherwise. */
   public static final Duration DEFAULT_WATCH_LEASE = Duration.ofSeconds(30);
+  /** How long {@code /nodes} keeps listing a member that left or was evicted, unless told otherwise. */
+  public static final Duration DEFAULT_DEPARTED_RETENTION = Duration.ofMinutes(5);
+  /** The most members that left {@code /nodes} keeps listing at once, unless told otherwise. */
+  public static final int DEFAULT_MAX_DEPARTED_NODES = 100;
 
   private String host = DEFAULT_HOST;
   private int port = DEFAULT_PORT;
@@ -43,6 +47,9 @@ public final class HttpOptions {
   private int maxWebSocketSubscriptions = DEFAULT_MAX_WEB_SOCKET_SUBSCRIPTIONS;
   private List<String> allowedHosts = List.of();
   private List<String> allowedOrigins = List.of();
+  private String nodeName;
+  private Duration departedRetention = DEFAULT_DEPARTED_RETENTION;
+  private int maxDepartedNodes = DEFAULT_MAX_DEPARTED_NODES;
 
   /** Options with the defaults: loopback port 8080, no token, 1 MiB bodies, the default event-bus prefix. */
   public HttpOptions() {
@@ -209,6 +216,48 @@ public final class HttpOptions {
       }
     }
     this.allowedOrigins = origins;
+    return this;
+  }
+
+  /**
+   * The name {@code /nodes} and the dashboard show for this node ({@code nodeName}); null: the
+   * {@code name} of the node's Vert.x cluster metadata if set, else {@code host:pid}.
+   */
+  public String getNodeName() {
+    return nodeName;
+  }
+
+  /** Sets the name shown for this node (null: the default); returns these options. */
+  public HttpOptions setNodeName(String nodeName) {
+    if (nodeName != null && nodeName.isBlank()) {
+      throw new IllegalArgumentException("nodeName must not be blank: leave it out (or null) to use the default");
+    }
+    this.nodeName = nodeName;
+    return this;
+  }
+
+  /** How long {@code /nodes} keeps listing a member that left or was evicted ({@code http.departedRetentionMs}). */
+  public Duration getDepartedRetention() {
+    return departedRetention;
+  }
+
+  /** Sets how long a member that went stays listed; returns these options. */
+  public HttpOptions setDepartedRetention(Duration departedRetention) {
+    this.departedRetention = positive(departedRetention, "departedRetention");
+    return this;
+  }
+
+  /** The most members that went {@code /nodes} lists at once, the latest ones ({@code http.maxDepartedNodes}). */
+  public int getMaxDepartedNodes() {
+    return maxDepartedNodes;
+  }
+
+  /** Sets the most members that went listed at once (0: none); returns these options. */
+  public HttpOptions setMaxDepartedNodes(int maxDepartedNodes) {
+    if (maxDepartedNodes < 0) {
+      throw new IllegalArgumentException("maxDepartedNodes must not be negative, got " + maxDepartedNodes);
+    }
+    this.maxDepartedNodes = maxDepartedNodes;
     return this;
   }
 

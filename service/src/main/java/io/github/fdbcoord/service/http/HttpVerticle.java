@@ -42,6 +42,7 @@ public final class HttpVerticle extends VerticleBase {
   private final Function<Path, Future<JsonObject>> backup;
   private HttpServer server;
   private MutexRoutes mutexRoutes;
+  private ClusterMembers members;
   private final Set<WebSocketSession> sessions = ConcurrentHashMap.newKeySet();
 
   /**
@@ -77,7 +78,8 @@ public final class HttpVerticle extends VerticleBase {
     router.route().handler(filters::requireKnownHost);
     router.route().handler(filters::requireValidPath);
     router.route().handler(filters::refuseCrossSite);
-    DashboardRoutes dashboard = new DashboardRoutes(vertx, options, client, forward, health);
+    members = new ClusterMembers(vertx, options, () -> server.actualPort());
+    DashboardRoutes dashboard = new DashboardRoutes(vertx, options, client, forward, health, members);
     dashboard.mountPublic(router);
     if (options.getToken() != null) {
       router.route().handler(filters::authenticate);
@@ -109,7 +111,7 @@ public final class HttpVerticle extends VerticleBase {
         .setHost(options.getHost()).setPort(options.getPort())
         .addWebSocketSubProtocol(DashboardRoutes.WEBSOCKET_PROTOCOL)
         .setMaxWebSocketFrameSize(65536).setMaxWebSocketMessageSize((int) Math.min(Integer.MAX_VALUE, options.getBodyLimit())));
-    return server.requestHandler(router).listen().recover(e -> Future.failedFuture(new IllegalStateException(
+    return server.requestHandler(router).listen().onSuccess(s -> members.start()).recover(e -> Future.failedFuture(new IllegalStateException(
         "cannot listen for HTTP on " + options.getHost() + ":" + options.getPort() + " (http.host, http.port): "
             + e.getMessage(), e)));
   }
@@ -134,6 +136,9 @@ public final class HttpVerticle extends VerticleBase {
    */
   @Override
   public Future<?> stop() {
+    if (members != null) {
+      members.stop();
+    }
     Future<?> abandoned = mutexRoutes == null ? Future.succeededFuture() : mutexRoutes.close();
     for (WebSocketSession session : new ArrayList<>(sessions)) {
       session.shutdown("the coordination service on this node is stopping");

@@ -89,7 +89,9 @@ final class MutexRoutes {
         abandon(name, owner);
       }
     });
+    ctx.put(HttpFilters.ACQUIRE_WAIT_STARTED, System.nanoTime());
     client.request(address, MutexWire.ACQUIRE, body, sendTimeoutMs).onComplete(ar -> {
+      ctx.put(HttpFilters.ACQUIRE_WAIT_ENDED, System.nanoTime());
       if (ar.succeeded() && MutexWire.isHeld(ar.result())) {
         // One event-loop turn before writing a grant: a close the client already sent is handled
         // first, so the grant is given back at once instead of being written to nobody (and held
