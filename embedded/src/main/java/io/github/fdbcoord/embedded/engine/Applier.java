@@ -211,6 +211,11 @@ final class Applier {
     if (waitingToRetry(DiskStep.APPLY)) {
       return;
     }
+    applyNow(target);
+  }
+
+  /** {@link #applyThrough}, also during the pause after a failure for lack of space (the close's last try). */
+  private void applyNow(long target) {
     while (true) {
       long through = Math.min(target, engine.visibleVersion());
       List<Applied> ready = new ArrayList<>();
@@ -386,10 +391,17 @@ final class Applier {
     truncator.shutdown();
     try {
       if (engine.failure() == null) {
-        applyThrough(Long.MAX_VALUE);
+        applyNow(Long.MAX_VALUE);
         storage.flush();
         long rolled = log.rollSegment();
-        log.truncateThrough(rolled);
+        // Only behind what the storage holds: a write that failed for lack of space left commits in the queue,
+        // and the log is then all that holds them.
+        long through = Math.min(rolled, storage.durableVersion());
+        if (through < rolled) {
+          LOG.warn("embedded engine: the storage holds versions through " + through + " of " + rolled
+              + " at close (" + outOfSpace + "); the next open replays the rest from the log");
+        }
+        log.truncateThrough(through);
       }
     } catch (RuntimeException | IOException e) {
       LOG.warn("embedded engine: moving the log into the storage at close failed; the next open replays it", e);
