@@ -120,14 +120,17 @@ class CrashedNodeSendersTest {
     assertTrue(millisSince(crashed) > 0 && evicted - crashed < TimeUnit.SECONDS.toNanos(3), "evicted soon after the crash: " + summary);
     assertTrue(beforeEviction.stream().anyMatch(o -> o.result().equals("NO_HANDLERS")),
         "requests sent to the dead node before its eviction fail fast: " + summary);
-    // Only a request written to the node's connection before the sender knew it was dead should wait
+    // Only a request written to the node's connection before the sender knew it was dead may wait
     // (Vert.x fails no request in flight when a connection closes): one sent before the simulated crash
-    // had closed the node's sockets, or before the first request failed fast. On a loaded machine one
-    // straggler was seen sent after the first fast failure (at 351 ms, evicted at 511 ms; the suite
-    // beside a CPU hog, 2026-11-27), so the bound is the known cost of a crash, one request that waits
-    // out its send timeout, wherever it falls before the eviction; every other request fails fast.
+    // had closed the node's sockets, or before the first request failed fast. How many that is depends
+    // on how late a loaded machine runs the 50 ms timer (2-3 at load 16-23, 15 when it ran late and
+    // fired the ones it owed at once), so they are not counted. After that, one straggler was seen (sent
+    // at 351 ms, after the first fast failure, evicted at 511 ms; the suite beside a CPU hog,
+    // 2026-11-27): the bound is one request that waits out its send timeout once the sender could know;
+    // every other one fails fast.
     long settled = Math.max(socketsClosed, firstFastFailure);
-    assertTrue(timedOut.size() <= 1 && timedOut.stream().allMatch(o -> o.sentNanos() < evicted), summary);
+    assertTrue(timedOut.stream().allMatch(o -> o.sentNanos() < evicted)
+        && timedOut.stream().filter(o -> o.sentNanos() > settled).count() <= 1, summary);
     assertTrue(beforeEviction.stream().filter(o -> o.sentNanos() > settled && !timedOut.contains(o))
         .allMatch(o -> o.tookMillis() < 1000), summary);
     assertTrue(!afterEviction.isEmpty() && afterEviction.stream().allMatch(o -> o.result().equals("NO_HANDLERS") && o.tookMillis() < 1000),
