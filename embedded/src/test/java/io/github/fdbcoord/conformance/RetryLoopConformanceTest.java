@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static io.github.fdbcoord.conformance.FdbAssertions.assertCode;
@@ -149,12 +150,16 @@ class RetryLoopConformanceTest {
 
   @TestTemplate
   void timeoutCountsFromCreationAndSurvivesOnError(Fixture f) throws InterruptedException {
+    // Margins of whole seconds: with 500 ms and 300 ms the get after onError once came past the
+    // timeout on a loaded machine (flake hunt, load 17). A timeout reset by onError would run to
+    // retried + 2 s, so the last read, between created + 2.1 s and that, tells the two apart.
+    long created = System.nanoTime();
     Transaction tr = f.tx();
-    tr.options().setTimeout(500);
-    Thread.sleep(300);
+    tr.options().setTimeout(2_000);
+    Thread.sleep(1_000);
     tr = f.own(await(tr.onError(error(FdbErrors.NOT_COMMITTED))));
     await(tr.get(f.key("k")));
-    Thread.sleep(400);
+    Thread.sleep(Math.max(0, 2_100 - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - created)));
     assertFdbError(FdbErrors.TRANSACTION_TIMED_OUT, tr.get(f.key("k")));
   }
 
