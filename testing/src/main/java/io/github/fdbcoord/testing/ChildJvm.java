@@ -216,18 +216,7 @@ public final class ChildJvm implements AutoCloseable {
   }
 
   private void signal(String signal) {
-    try {
-      Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid())).redirectErrorStream(true).start();
-      if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-        throw new IllegalStateException("kill -" + signal + " " + pid() + " failed: "
-            + new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted", e);
-    }
+    Signals.send(pid(), signal);
   }
 
   private String describeExit() {

@@ -2,7 +2,6 @@ package io.github.fdbcoord.testing;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -78,19 +77,7 @@ final class FdbServerProcess {
     if (process == null || !process.isAlive()) {
       throw new IllegalStateException("fdbserver on port " + port + " is not running");
     }
-    try {
-      Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).redirectErrorStream(true)
-          .start();
-      if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-        throw new IllegalStateException("kill -" + signal + " " + process.pid() + " failed: "
-            + new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted", e);
-    }
+    Signals.send(process.pid(), signal);
   }
 
   /** SIGTERM, then SIGKILL if it has not exited within a few seconds; a paused server is resumed first. */
