@@ -46,6 +46,8 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 
 /**
@@ -203,7 +205,11 @@ public class FdbClusterManager implements ClusterManager {
         completion.succeed();
         return;
       }
-      registrations.withdrawServedElsewhere().thenCompose(withdrawn -> withdrawn.isEmpty()
+      // Bounded by the drain timeout: during a store outage the withdrawal cannot commit, and the
+      // rest of the stop (undeploy, leave) must still fit a deployment's grace period.
+      registrations.withdrawServedElsewhere()
+          .completeOnTimeout(Set.of(), options.drainTimeout().toMillis(), TimeUnit.MILLISECONDS)
+          .thenCompose(withdrawn -> withdrawn.isEmpty()
               ? CompletableFuture.completedFuture((RequestDrain.Outcome) null)
               : drain.await(threads.timer(), System.nanoTime(), options.drainTimeout()))
           .whenComplete((outcome, err) -> {

@@ -30,6 +30,7 @@ import java.util.Set;
  *   "addressPrefix": "fdb",
  *   "workerPoolSize": 8,
  *   "requestTimeoutMs": 5000,
+ *   "shutdownTimeoutMs": 7000,
  *   "nodeName": null,
  *   "http": {"enabled": false, "host": "127.0.0.1", "port": 8080, "token": null,
  *            "bodyLimit": 1048576, "maxWebSocketSubscriptions": 100, "allowedHosts": [], "allowedOrigins": [],
@@ -50,6 +51,9 @@ public final class CoordinationConfig {
   private final String addressPrefix;
   private final int workerPoolSize;
   private final Duration requestTimeout;
+  private final Duration shutdownTimeout;
+  /** Under Docker's default grace period between SIGTERM and SIGKILL (10 s), with room for the JVM's exit. */
+  static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(7);
   private final boolean httpEnabled;
   private final String httpHost;
   private final int httpPort;
@@ -88,6 +92,8 @@ public final class CoordinationConfig {
     this.workerPoolSize = intValue(json, "workerPoolSize", 8, 1, 1024);
     this.requestTimeout = Duration.ofMillis(longValue(json, "requestTimeoutMs", "requestTimeoutMs",
         LayerVerticle.DEFAULT_REQUEST_TIMEOUT.toMillis(), 1, 3_600_000));
+    this.shutdownTimeout = Duration.ofMillis(longValue(json, "shutdownTimeoutMs", "shutdownTimeoutMs",
+        DEFAULT_SHUTDOWN_TIMEOUT.toMillis(), 1, 3_600_000));
     JsonObject http = object(json, "http");
     // Off unless asked for: an embedding application decides whether this node serves HTTP
     // (the stand-alone main's conf/config.json turns it on).
@@ -279,6 +285,15 @@ public final class CoordinationConfig {
    */
   public Duration requestTimeout() {
     return requestTimeout;
+  }
+
+  /**
+   * How long the stand-alone service's stop (SIGTERM) may take before the process exits anyway
+   * ({@code shutdownTimeoutMs}): releasing this node's grants and leaving the cluster wait for the
+   * store, which may not answer; what they could not do ends with the leases.
+   */
+  public Duration shutdownTimeout() {
+    return shutdownTimeout;
   }
 
   /** How many threads run store calls ({@code workerPoolSize}). */

@@ -26,6 +26,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The stand-alone service: {@code java -XX:+ExitOnOutOfMemoryError -jar vertx-fdb-coordination-fat.jar
@@ -153,11 +154,23 @@ public final class CoordinationMain {
         + ", event-bus prefix '" + c.addressPrefix() + "'"
         + (c.httpEnabled() ? ", HTTP on http://" + c.httpHost() + ":" + service.httpPort() : ", HTTP disabled")
         + (clustered ? ", clustered as node " + ((VertxInternal) vertx).clusterManager().getNodeId() : ""));
+    long shutdownMillis = c.shutdownTimeout().toMillis();
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       try {
-        vertx.close().await(20, TimeUnit.SECONDS);
+        vertx.close().await(shutdownMillis, TimeUnit.MILLISECONDS);
+      } catch (TimeoutException e) {
+        System.err.println("shutdown did not complete cleanly: not done within shutdownTimeoutMs (" + shutdownMillis
+            + " ms), the store did not answer; exiting anyway: this node's mutex grants and cluster records"
+            + " left in the store end with their leases");
       } catch (Exception e) {
         System.err.println("shutdown did not complete cleanly: " + e);
+      }
+      // On stderr, not the log: the JVM's logging may be shut down by its own hook by now.
+      List<String> unreleased = service.unreleasedAtStop();
+      if (!unreleased.isEmpty()) {
+        System.err.println("shutdown could not release " + unreleased.size() + " mutex grant(s) within requestTimeoutMs ("
+            + c.requestTimeout().toMillis() + " ms), the store did not answer: " + unreleased
+            + "; their leases end them");
       }
       if (ownedStore != null) {
         ownedStore.close();

@@ -488,6 +488,11 @@ public final class CoordinationVerticle extends VerticleBase {
     return mutexVerticle == null ? 0 : mutexVerticle.watchedCount();
   }
 
+  /** The mutex grants this node's stop could not release (the store did not answer): their leases end them. */
+  public List<String> unreleasedAtStop() {
+    return mutexVerticle == null ? List.of() : mutexVerticle.unreleasedAtStop();
+  }
+
   /** How many grants obtained through this node are believed held (released on stop). */
   public int heldMutexCount() {
     return mutexVerticle == null ? 0 : mutexVerticle.heldCount();

@@ -167,7 +167,9 @@ public final class ChildJvm implements AutoCloseable {
 
   /** SIGKILL, as a crash: nothing of the child runs after this. Waits until it is gone. */
   public void kill() {
-    process.destroyForcibly();
+    // Through the handle: Process.destroy*() also closes this side of the child's output pipe, and
+    // the lines still in it would be lost to the reader.
+    process.toHandle().destroyForcibly();
     try {
       process.waitFor(10, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
@@ -180,7 +182,9 @@ public final class ChildJvm implements AutoCloseable {
    * run. Returns at once; {@link #awaitExit} waits for the end.
    */
   public void terminate() {
-    process.destroy();
+    // Through the handle, so that what the child prints while it stops reaches the reader
+    // (Process.destroy() closes this side of the pipe: a test could never see a shutdown warning).
+    process.toHandle().destroy();
   }
 
   /**
@@ -237,7 +241,7 @@ public final class ChildJvm implements AutoCloseable {
     } catch (RuntimeException ignored) {
       // it exited meanwhile
     }
-    process.destroy();
+    process.toHandle().destroy();
     try {
       if (!process.waitFor(10, TimeUnit.SECONDS)) {
         kill();

@@ -19,9 +19,11 @@ import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * The distributed mutex on its address ({@code <prefix>.mutex}). Actions: tryAcquire, acquire,
@@ -60,6 +62,8 @@ public final class MutexVerticle extends LayerVerticle {
   /** Acquires waiting through this verticle: ended on abandon, on their requester's departure and on stop. */
   private final RequesterWaits waits = new RequesterWaits();
   private volatile boolean stopping;
+  /** The grants ("name" held by "owner") the stop could not release: their leases end them. */
+  private final List<String> unreleasedAtStop = new CopyOnWriteArrayList<>();
 
   private record Grant(String name, String owner, FencingToken token) {}
 
@@ -260,14 +264,32 @@ public final class MutexVerticle extends LayerVerticle {
     List<Grant> held = new ArrayList<>(grants.values());
     grants.clear();
     List<Future<?>> releases = new ArrayList<>();
+    long bound = requestTimeout().toMillis();
     for (Grant g : held) {
+      // Bounded like a request: a stop during a store outage must not outlast a deployment's grace
+      // period (the lease ends a grant this node could not release).
       releases.add(store(() -> mutexes.release(g.name(), g.owner(), g.token()))
-          .onFailure(e -> LOG.debug("release on stop of " + g + " failed", e)));
+          .timeout(bound, TimeUnit.MILLISECONDS)
+          .onFailure(e -> {
+            unreleasedAtStop.add("'" + g.name() + "' held by '" + g.owner() + "'");
+            LOG.warn("could not release mutex '" + g.name() + "' held by '" + g.owner()
+                + "' before stopping (" + FdbErrors.unwrap(e) + "); its lease of "
+                + mutexes.options().lease().toMillis() + " ms ends it");
+          }));
     }
     return Future.join(releases).transform(ar -> {
       events.close();
       return super.stop();
     });
+  }
+
+  /**
+   * The grants the stop could not release within the request timeout (the store did not answer),
+   * as "'name' held by 'owner'": a process that exits after its stop reports them, since logging may
+   * already be shut down then.
+   */
+  public List<String> unreleasedAtStop() {
+    return List.copyOf(unreleasedAtStop);
   }
 
   /** How many mutexes this node publishes the events of. */

@@ -1,5 +1,6 @@
 package io.github.fdbcoord.service.process;
 
+import io.github.fdbcoord.testing.ChildJvm;
 import io.github.fdbcoord.testing.FdbBinaries;
 import io.github.fdbcoord.testing.FdbTestServer;
 import io.github.fdbcoord.testing.NativeClient;
@@ -12,6 +13,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.net.URI;
@@ -50,6 +53,10 @@ class StoreOutageTest {
   private static final long REQUEST_TIMEOUT_MS = 5_000;
   /** What the issue asks of an acquire with timeoutMs 2000 while the store is stopped. */
   private static final long ACQUIRE_BOUND_MS = 5_000;
+  /** Java's exit status after SIGTERM once the shutdown hooks ran (128 + 15). */
+  private static final int SIGTERM_STATUS = 143;
+  /** Docker's default time between SIGTERM and SIGKILL ({@code docker stop -t}). */
+  private static final long STOP_GRACE_MS = 10_000;
   /** HTTP, scheduling and a busy machine's share on top of the service's own bound. */
   private static final long MARGIN_MS = 1_500;
 
@@ -141,6 +148,53 @@ class StoreOutageTest {
       }
       assertTrue(other.getValue("owner") == null, "the tryAcquire answered with a failure holds nothing "
           + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - back) + " ms after the store came back: " + other);
+    }
+  }
+
+  /**
+   * A deployment stops the service with SIGTERM and kills it a grace period later (Docker's default:
+   * 10 s): while the store is stopped, the release of a held mutex and the node's leave cannot
+   * complete, and the process must still exit in that time, as a SIGTERM of a healthy service does.
+   */
+  @ParameterizedTest(name = "clustered: {0}")
+  @ValueSource(booleans = {false, true})
+  void aSigtermDuringTheOutageEndsTheProcessWithinTheGracePeriod(boolean clustered) throws Exception {
+    try (FdbTestServer fdb = FdbTestServer.startSingle(binaries, StorageEngine.SSD)) {
+      // Bounds below their defaults (5 s and 7 s), so that a loaded machine's slow JVM exit keeps
+      // within the grace period: the test checks that the stop honours them, whatever their values.
+      JsonObject config = config(fdb).put("requestTimeoutMs", 2500).put("shutdownTimeoutMs", 4000);
+      if (clustered) {
+        config.put("cluster", new JsonObject().put("enabled", true).put("eventBusHost", "127.0.0.1")
+            .put("nodeLeaseMs", 30_000).put("failureDetection", false));
+      }
+      try (ServiceProcess service = ServiceProcess.start("service-outage-stop", config)) {
+        int port = service.awaitReady();
+        JsonObject held = send(port, "POST", "/mutexes/held/acquire", new JsonObject().put("owner", "holder")
+            .put("timeoutMs", 5000)).json();
+        assertTrue(held.getBoolean("held", false), "held before the outage: " + held);
+
+        fdb.pauseProcess(0);
+        try {
+          long terminated = System.nanoTime();
+          service.jvm().terminate();
+          ChildJvm.Exit exit = service.jvm().awaitExit(Duration.ofSeconds(90));
+          long exitedAfter = TimeUnit.NANOSECONDS.toMillis(exit.nanoTime() - terminated);
+          System.out.printf("SIGTERM during a store outage (clustered: %s): exited in %d ms (status %d)%n",
+              clustered, exitedAfter, exit.status());
+          assertEquals(SIGTERM_STATUS, exit.status(), "exit status; its last lines:\n" + service.jvm().tail(40));
+          assertTrue(exitedAfter < STOP_GRACE_MS, "the service exited " + exitedAfter + " ms after SIGTERM (grace "
+              + STOP_GRACE_MS + " ms); its last lines:\n" + service.jvm().tail(40));
+          System.out.println("its last lines:\n" + service.jvm().tail(20));
+          // Which of the stop's steps the bound cuts short depends on the mode: the release of the grant
+          // (its own bound, the request timeout), or, on a cluster, the whole stop (the node's leave first).
+          assertTrue(service.jvm().hasLine(l -> l.contains("could not release 1 mutex grant") && l.contains("'held' held by 'holder'")
+                  || l.contains("not done within shutdownTimeoutMs")),
+              "the service said why it did not stop cleanly; "
+              + "its last lines:\n" + service.jvm().tail(40));
+        } finally {
+          fdb.resumeProcess(0);
+        }
+      }
     }
   }
 
