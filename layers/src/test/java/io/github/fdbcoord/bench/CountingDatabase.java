@@ -21,12 +21,14 @@ import java.util.function.Function;
  * read versions (GRVs), reads, commits, and round trips, the waits that follow one another within a
  * transaction. A read issued while another read of the same transaction is still in flight shares
  * its round trip, as it does on the wire; the GRV before a transaction's first read or commit is a
- * round trip of its own. Benchmarks only: every call goes through reflection.
+ * round trip of its own. Benchmarks and tests only: every call goes through reflection. On the embedded
+ * engine give reads a latency (EmbeddedOptions.readLatency), or a read completes before the next is issued
+ * and every read counts as a round trip of its own.
  */
-final class CountingDatabase {
+public final class CountingDatabase {
   /** Totals since the database was wrapped; {@link #minus} gives what one span of work cost. */
-  record Counts(long attempts, long grvs, long reads, long commits, long roundTrips) {
-    Counts minus(Counts o) {
+  public record Counts(long attempts, long grvs, long reads, long commits, long roundTrips) {
+    public Counts minus(Counts o) {
       return new Counts(attempts - o.attempts, grvs - o.grvs, reads - o.reads, commits - o.commits, roundTrips - o.roundTrips);
     }
 
@@ -49,17 +51,17 @@ final class CountingDatabase {
   private final Database target;
   private final Database counted;
 
-  CountingDatabase(Database target) {
+  public CountingDatabase(Database target) {
     this.target = target;
     this.counted = (Database) Proxy.newProxyInstance(Database.class.getClassLoader(),
         new Class<?>[] {Database.class}, this::onDatabase);
   }
 
-  Database database() {
+  public Database database() {
     return counted;
   }
 
-  Counts counts() {
+  public Counts counts() {
     return new Counts(attempts.get(), grvs.get(), reads.get(), commits.get(), roundTrips.get());
   }
 
