@@ -68,6 +68,7 @@ public final class MutexBenchmark {
     try {
       warmUp(p1, p2);
       handOffLatency(p1, p2, handoffs);
+      rawCommits(db, root, uncontendedSeconds);
       uncontended(p1, uncontendedSeconds, counting);
       clients(p1, p2, 16, false, uncontendedSeconds);
       clients(p1, p2, 16, true, uncontendedSeconds);
@@ -123,6 +124,23 @@ public final class MutexBenchmark {
     report("hand-off latency, release called -> next owner's acquire completes", fromCall);
   }
 
+  /** The floor under a transition: one blind single-key write, its read version and commit, one after another. */
+  private static void rawCommits(Database db, DirectorySubspace root, int seconds) {
+    byte[] key = root.pack(com.apple.foundationdb.tuple.Tuple.from("raw"));
+    byte[] value = new byte[8];
+    List<Long> samples = new ArrayList<>();
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+    while (System.nanoTime() < end) {
+      long t = System.nanoTime();
+      db.run(tr -> {
+        tr.set(key, value);
+        return null;
+      });
+      samples.add(System.nanoTime() - t);
+    }
+    report("raw single-key commit (a blind write: GRV + commit)", samples.stream().mapToLong(Long::longValue).toArray(), "commits");
+  }
+
   private static void uncontended(MutexService s, int seconds, CountingDatabase counting) throws Exception {
     long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
     long t0 = System.nanoTime();
@@ -130,17 +148,25 @@ public final class MutexBenchmark {
     CountingDatabase.Counts zero = new CountingDatabase.Counts(0, 0, 0, 0, 0);
     CountingDatabase.Counts acquires = zero;
     CountingDatabase.Counts releases = zero;
+    List<Long> acquireNanos = new ArrayList<>();
+    List<Long> releaseNanos = new ArrayList<>();
     while (System.nanoTime() < end) {
       CountingDatabase.Counts before = counting.counts();
+      long t = System.nanoTime();
       MutexHandle h = s.acquire("uncontended", "solo").get();
+      long u = System.nanoTime();
       CountingDatabase.Counts acquired = counting.counts();
       h.release().get();
+      releaseNanos.add(System.nanoTime() - u);
+      acquireNanos.add(u - t);
       acquires = acquires.plus(acquired.minus(before));
       releases = releases.plus(counting.counts().minus(acquired));
       cycles++;
     }
     double secs = (System.nanoTime() - t0) / 1e9;
     System.out.printf("uncontended acquire+release: %d cycles in %.1f s = %.0f cycles/s%n", cycles, secs, cycles / secs);
+    report("uncontended acquire, latency", acquireNanos.stream().mapToLong(Long::longValue).toArray(), "acquires");
+    report("uncontended release, latency", releaseNanos.stream().mapToLong(Long::longValue).toArray(), "releases");
     System.out.printf("store cost per uncontended acquire: %s%n", acquires.per(cycles));
     System.out.printf("store cost per uncontended release: %s%n", releases.per(cycles));
   }
@@ -198,9 +224,13 @@ public final class MutexBenchmark {
   }
 
   private static void report(String what, long[] samples) {
+    report(what, samples, "hand-offs");
+  }
+
+  private static void report(String what, long[] samples, String unit) {
     int n = samples.length;
     Arrays.sort(samples);
-    System.out.printf("%s, %d hand-offs: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.3f ms%n",
+    System.out.printf("%s, %d " + unit + ": p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.3f ms%n",
         what, n, ms(samples[n / 2]), ms(samples[(int) (n * 0.90)]), ms(samples[(int) (n * 0.99)]), ms(samples[n - 1]));
   }
 

@@ -59,11 +59,12 @@ class MutexRoundTripsTest {
     return counting.counts().minus(before);
   }
 
+  /** One transaction: its read version, at most {@code reads} reads all in flight together, its commit. */
   private static void assertOneRound(Counts c, int reads) {
     assertEquals(1, c.attempts(), "transactions: " + c);
     assertEquals(1, c.commits(), "commits: " + c);
     assertEquals(1, c.grvs(), "read versions: " + c);
-    assertEquals(reads, c.reads(), "reads: " + c);
+    assertTrue(c.reads() >= 1 && c.reads() <= reads, "reads: " + c);
     assertEquals(3, c.roundTrips(), "round trips (read version, the reads together, commit): " + c);
   }
 
