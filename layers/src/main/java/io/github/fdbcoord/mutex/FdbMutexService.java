@@ -485,6 +485,17 @@ final class FdbMutexService implements MutexService {
     return transitions.endGrant(tr, name, current, released);
   }
 
+  /** {@link #endGrant}, with the queue head's read ({@link #readQueueHead}) already started in {@code tr}. */
+  CompletableFuture<AfterCommit<LockEvent>> endGrant(Transaction tr, String name, MutexOwner current, boolean released,
+      CompletableFuture<Waiter> queueHead) {
+    return transitions.endGrant(tr, name, current, released, queueHead);
+  }
+
+  /** See {@link MutexTransitions#readQueueHead}. */
+  CompletableFuture<Waiter> readQueueHead(Transaction tr, String name) {
+    return transitions.readQueueHead(tr, name);
+  }
+
   // ================================================================ plumbing
 
   /**

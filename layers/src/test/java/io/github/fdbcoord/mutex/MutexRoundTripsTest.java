@@ -100,6 +100,20 @@ class MutexRoundTripsTest {
   }
 
   @Test
+  void theReapersExpiryIsOneRoundOfReadsAndACommit() {
+    MutexTestSupport.await(mutexes.tryAcquire("m", "a"));
+    MutexTestSupport.await(mutexes.tryAcquire("m", "b"));
+    byte[] record = MutexTestSupport.await(store.readAsync(tr -> mutexes.schema.readOwnerBytes(tr, "m")));
+    MutexReaper reaper = new MutexReaper(mutexes, Duration.ofMillis(1), Duration.ofSeconds(1));
+    Boolean[] expired = new Boolean[1];
+    Counts c = cost(() -> reaper.expire("m", record), expired);
+    assertTrue(expired[0]);
+    assertEquals("b", MutexTestSupport.await(mutexes.state("m")).owner().orElseThrow().owner());
+    // The owner record and the queue's head.
+    assertOneRound(c, 2);
+  }
+
+  @Test
   void aReleaseThatFreesIsOneRoundOfReadsAndACommit() {
     FencingToken a = MutexTestSupport.await(mutexes.tryAcquire("m", "a")).token().orElseThrow();
     LockEvent[] e = new LockEvent[1];
