@@ -21,9 +21,10 @@ import java.util.function.Function;
  * read versions (GRVs), reads, commits, and round trips, the waits that follow one another within a
  * transaction. A read issued while another read of the same transaction is still in flight shares
  * its round trip, as it does on the wire; the GRV before a transaction's first read or commit is a
- * round trip of its own. Benchmarks and tests only: every call goes through reflection. On the embedded
- * engine give reads a latency (EmbeddedOptions.readLatency), or a read completes before the next is issued
- * and every read counts as a round trip of its own.
+ * round trip of its own, and so is every commit (also one without writes, which FoundationDB answers
+ * without asking the cluster). Benchmarks and tests only: every call goes through reflection. On the
+ * embedded engine give reads a latency (EmbeddedOptions.readLatency), or a read completes before the
+ * next is issued and every read counts as a round trip of its own.
  */
 public final class CountingDatabase {
   /** Totals since the database was wrapped; {@link #minus} gives what one span of work cost. */
