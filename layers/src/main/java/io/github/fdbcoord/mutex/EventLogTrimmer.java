@@ -1,14 +1,19 @@
 package io.github.fdbcoord.mutex;
 
+import com.apple.foundationdb.Database;
 import com.apple.foundationdb.KeyValue;
 import com.apple.foundationdb.Transaction;
 import com.apple.foundationdb.async.AsyncUtil;
 import com.apple.foundationdb.tuple.ByteArrayUtil;
 
+import java.nio.ByteBuffer;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 
 /**
  * Keeps each mutex's event log to its retention without a range clear per transition (issue 24:
@@ -23,8 +28,13 @@ import java.util.concurrent.CompletableFuture;
  * guidance on range clears and range tombstones recommends. The read starts where this service's
  * previous trim of the mutex ended, so it does not cross the events already cleared.
  *
- * <p>The log therefore keeps events for the retention plus at most one trim step; a mutex that never
- * changes owner again keeps its last events, as before.
+ * <p>The trim runs in a transaction of its own, started once a transition has committed
+ * ({@link #trimAfter}), not inside the transition (issue 36): on a real FoundationDB its read was one
+ * more round trip before the transition's commit, on the path of every grant and release it ran in.
+ * At most one trim per mutex runs at a time in this service, and one that left older events behind
+ * is followed by the next at once, so the log still keeps events for the retention plus at most one
+ * trim step (and the time of the trims in flight); a mutex that never changes owner again keeps its
+ * last events, as before.
  */
 final class EventLogTrimmer {
   /** Most events one transition clears. */
@@ -41,6 +51,9 @@ final class EventLogTrimmer {
   private final MutexSchema schema;
   private final long retentionVersions;
   private final long stepVersions;
+  /** Mutexes with a trim of this service in flight. */
+  private final Set<String> trimming = ConcurrentHashMap.newKeySet();
+  private volatile boolean stopped;
   private final Map<String, Mark> marks = new LinkedHashMap<>(16, 0.75f, true) {
     @Override
     protected boolean removeEldestEntry(Map.Entry<String, Mark> eldest) {
@@ -55,29 +68,75 @@ final class EventLogTrimmer {
   }
 
   /**
+   * Once {@code tr} commits (a transition of {@code name}): trims {@code name}'s log in a transaction
+   * of its own on {@code db} if it is time to and no trim of it runs already. Completes when that trim
+   * (and the ones it found still due) committed, or at once when none was due; a failed trim is left
+   * to the next transition.
+   */
+  CompletableFuture<Void> trimAfter(Transaction tr, Database db, Executor executor, String name) {
+    return tr.getVersionstamp().thenCompose(vs -> {
+      long commitVersion = ByteBuffer.wrap(vs).getLong();
+      if (stopped || !due(name, commitVersion - retentionVersions) || !trimming.add(name)) {
+        return AsyncUtil.DONE;
+      }
+      return trimWhileDue(db, executor, name).whenComplete((v, e) -> trimming.remove(name));
+    }).exceptionally(e -> null);
+  }
+
+  private CompletableFuture<Void> trimWhileDue(Database db, Executor executor, String name) {
+    // The cutoff comes from the trim's own read version: a reader that sees the clears reads at a
+    // later version, so it can tell from its own read version what may be gone (eventsSince).
+    return db.runAsync(tr -> tr.getReadVersion().thenCompose(rv -> trimIn(tr, name, rv)), executor)
+        .thenCompose(behind -> behind && !stopped ? trimWhileDue(db, executor, name) : AsyncUtil.DONE);
+  }
+
+  /** No more trims start; the service closed. */
+  void stop() {
+    stopped = true;
+  }
+
+  /** Whether a trim with {@code cutoff} would read anything (see the class comment). */
+  private boolean due(String name, long cutoff) {
+    if (cutoff <= 0) {
+      return false;
+    }
+    Mark mark = mark(name);
+    return mark == null || !mark.caughtUp() || cutoff - mark.cutoffVersion() >= stepVersions;
+  }
+
+  /**
    * Within {@code tr}, whose read version is {@code readVersion}: clears up to {@link #BATCH} of
    * {@code name}'s events older than the retention, if it is time to.
    */
   CompletableFuture<Void> trim(Transaction tr, String name, long readVersion) {
+    return trimIn(tr, name, readVersion).thenApply(behind -> null);
+  }
+
+  /** {@link #trim}, completing with whether it left older events behind (a full batch). */
+  private CompletableFuture<Boolean> trimIn(Transaction tr, String name, long readVersion) {
     long cutoff = readVersion - retentionVersions;
-    if (cutoff <= 0) {
-      return AsyncUtil.DONE;
+    if (!due(name, cutoff)) {
+      return CompletableFuture.completedFuture(false);
     }
     Mark mark = mark(name);
-    if (mark != null && mark.caughtUp() && cutoff - mark.cutoffVersion() < stepVersions) {
-      return AsyncUtil.DONE;
-    }
     byte[] begin = mark == null ? schema.eventRange(name).begin : mark.resumeKey();
     byte[] end = schema.packEventCutoffKey(name, cutoff);
     if (ByteArrayUtil.compareUnsigned(begin, end) >= 0) {
-      return AsyncUtil.DONE;
+      return CompletableFuture.completedFuture(false);
     }
-    return tr.snapshot().getRange(begin, end, BATCH).asList().thenAccept(old -> {
+    return tr.snapshot().getRange(begin, end, BATCH).asList().thenApply(old -> {
+      if (old.isEmpty()) {
+        // Nothing older than the cutoff at this read version, and every later event is newer: known
+        // at once. A trim transaction that clears nothing commits no version, so it could not wait.
+        remember(name, new Mark(end, cutoff, true));
+        return false;
+      }
       clear(tr, old);
       boolean caughtUp = old.size() < BATCH;
       byte[] resume = caughtUp ? end : ByteArrayUtil.join(old.get(old.size() - 1).getKey(), new byte[] {0});
       // Remembered only once this attempt commits: a failed attempt cleared nothing.
       tr.getVersionstamp().thenRun(() -> remember(name, new Mark(resume, cutoff, caughtUp)));
+      return !caughtUp;
     });
   }
 

@@ -75,7 +75,7 @@ final class FdbMutexService implements MutexService {
     }) : options.scheduler();
     this.incarnation = new Incarnation(options.hostId(), UUID.randomUUID().toString());
     this.retentionVersions = options.eventRetention().toMillis() * (VERSIONS_PER_SECOND / 1000);
-    this.transitions = new MutexTransitions(schema, incarnation, retentionVersions, floors);
+    this.transitions = new MutexTransitions(schema, incarnation, retentionVersions, floors, db, executor);
     this.ownerRemoval = new OwnerRemoval(schema, transitions);
     this.reaper = options.reaperEnabled() ? new MutexReaper(this, options.lease(), options.reaperInterval()) : null;
     if (reaper != null) {
@@ -101,32 +101,49 @@ final class FdbMutexService implements MutexService {
     return transact(tr -> tryAcquireIn(tr, name, owner));
   }
 
+  /**
+   * Reads the owner record, {@code owner}'s queue entry and the queue together, in one round trip:
+   * which of them decides is known only once the owner record is, and waiting for it first made an
+   * enqueue three reads in a row. A free mutex (the usual case) reads an empty queue for nothing.
+   */
   CompletableFuture<AfterCommit<AcquireResult>> tryAcquireIn(Transaction tr, String name, String owner) {
-    return schema.readOwner(tr, name).thenCompose(current -> {
+    CompletableFuture<MutexOwner> currentRead = schema.readOwner(tr, name);
+    CompletableFuture<Versionstamp> ticketRead = schema.readTicket(tr, name, owner);
+    CompletableFuture<List<Versionstamp>> queueRead = schema.readTicketsBefore(tr.snapshot(), name, floors.of(name), null);
+    return currentRead.thenCombine(ticketRead, (current, ticket) -> {
       if (current == null) {
-        return transitions.grantFree(tr, name, owner).thenApply(g -> g.map(e -> AcquireResult.held(e.sequence())));
+        return CompletableFuture.completedFuture(
+            transitions.grantFree(tr, name, owner).map(e -> AcquireResult.held(e.sequence())));
       }
       if (current.owner().equals(owner)) {
         return CompletableFuture.completedFuture(AfterCommit.now(AcquireResult.held(current.token())));
       }
-      return joinQueue(tr, name, owner);
-    });
+      return queueRead.thenApply(queue -> joinQueue(tr, name, owner, ticket, queue));
+    }).thenCompose(f -> f);
   }
 
-  /** Enqueues {@code owner} unless it already waits (so a retried commit never enqueues twice). */
-  private CompletableFuture<AfterCommit<AcquireResult>> joinQueue(Transaction tr, String name, String owner) {
-    return schema.readTicket(tr, name, owner).thenCompose(ticket -> ticket != null
-        ? countAhead(tr, name, ticket)
-            .thenApply(ahead -> AfterCommit.now(AcquireResult.queued(ahead + 1, ticket)))
-        // Count before writing: the new entry's key is unreadable until commit.
-        : countAhead(tr, name, null).thenApply(ahead -> {
-          if (ahead >= options.maxQueueLength()) {
-            throw new MutexQueueFullException(name, owner, options.maxQueueLength());
-          }
-          schema.enqueue(tr, name, owner, incarnation);
-          return AfterCommit.stamped(tr.getVersionstamp(),
-              vs -> AcquireResult.queued(ahead + 1, Versionstamp.complete(vs, 0)));
-        }));
+  /**
+   * Enqueues {@code owner} unless it already waits under {@code ticket} (so a retried commit never
+   * enqueues twice); {@code queue} is every ticket from the queue's floor, by a snapshot read of {@code tr}.
+   */
+  private AfterCommit<AcquireResult> joinQueue(Transaction tr, String name, String owner, Versionstamp ticket,
+      List<Versionstamp> queue) {
+    if (!queue.isEmpty()) {
+      // The first of them becomes the floor once tr commits.
+      floors.learnOnCommit(tr, name, queue.get(0));
+    }
+    if (ticket != null) {
+      long ahead = queue.stream().filter(t -> t.compareTo(ticket) < 0).count();
+      return AfterCommit.now(AcquireResult.queued((int) ahead + 1, ticket));
+    }
+    // Counted before writing: the new entry's key is unreadable until commit.
+    int ahead = queue.size();
+    if (ahead >= options.maxQueueLength()) {
+      throw new MutexQueueFullException(name, owner, options.maxQueueLength());
+    }
+    schema.enqueue(tr, name, owner, incarnation);
+    return AfterCommit.stamped(tr.getVersionstamp(),
+        vs -> AcquireResult.queued(ahead + 1, Versionstamp.complete(vs, 0)));
   }
 
   /**
@@ -194,9 +211,15 @@ final class FdbMutexService implements MutexService {
     return transact(tr -> releaseIn(tr, name, owner, token));
   }
 
+  /**
+   * Reads the owner record and the queue's head together: a release that ends the grant needs both,
+   * and one refused reads the head for nothing (its transaction commits no writes).
+   */
   CompletableFuture<AfterCommit<LockEvent>> releaseIn(Transaction tr, String name, String owner, FencingToken token) {
-    return schema.readOwner(tr, name).thenCompose(current -> MutexTransitions.isGrant(current, owner, token)
-        ? endGrant(tr, name, current, true)
+    CompletableFuture<MutexOwner> currentRead = schema.readOwner(tr, name);
+    CompletableFuture<Waiter> headRead = transitions.readQueueHead(tr, name);
+    return currentRead.thenCompose(current -> MutexTransitions.isGrant(current, owner, token)
+        ? transitions.endGrant(tr, name, current, true, headRead)
         : findEarlierRelease(tr, name, owner, token, current));
   }
 
@@ -462,6 +485,17 @@ final class FdbMutexService implements MutexService {
     return transitions.endGrant(tr, name, current, released);
   }
 
+  /** {@link #endGrant}, with the queue head's read ({@link #readQueueHead}) already started in {@code tr}. */
+  CompletableFuture<AfterCommit<LockEvent>> endGrant(Transaction tr, String name, MutexOwner current, boolean released,
+      CompletableFuture<Waiter> queueHead) {
+    return transitions.endGrant(tr, name, current, released, queueHead);
+  }
+
+  /** See {@link MutexTransitions#readQueueHead}. */
+  CompletableFuture<Waiter> readQueueHead(Transaction tr, String name) {
+    return transitions.readQueueHead(tr, name);
+  }
+
   // ================================================================ plumbing
 
   /**
@@ -558,6 +592,7 @@ final class FdbMutexService implements MutexService {
       return;
     }
     closed = true;
+    transitions.stop();
     if (reaper != null) {
       reaper.stop();
     }

@@ -223,13 +223,18 @@ final class MutexReaper {
 
   /** Ends the grant whose record is {@code observed}, if it is still exactly that; completes with whether it did. */
   CompletableFuture<Boolean> expire(String name, byte[] observed) {
-    return service.transact(tr -> service.schema.readOwnerBytes(tr, name).thenCompose(current -> {
-      if (current == null || !Arrays.equals(current, observed)) {
-        return CompletableFuture.completedFuture(AfterCommit.now(false));
-      }
-      return service.endGrant(tr, name, service.schema.unpackOwnerValue(current), false)
-          .thenApply(a -> a.map(event -> true));
-    })).whenComplete((done, e) -> {
+    // The queue head is read beside the owner record, not after it: one round trip fewer before the
+    // hand-off's commit; a record found changed has read it for nothing (and commits nothing).
+    return service.transact(tr -> {
+      CompletableFuture<MutexSchema.Waiter> head = service.readQueueHead(tr, name);
+      return service.schema.readOwnerBytes(tr, name).thenCompose(current -> {
+        if (current == null || !Arrays.equals(current, observed)) {
+          return CompletableFuture.completedFuture(AfterCommit.now(false));
+        }
+        return service.endGrant(tr, name, service.schema.unpackOwnerValue(current), false, head)
+            .thenApply(a -> a.map(event -> true));
+      });
+    }).whenComplete((done, e) -> {
       if (Boolean.TRUE.equals(done)) {
         expired.incrementAndGet();
       }

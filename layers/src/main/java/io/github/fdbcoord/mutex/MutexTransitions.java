@@ -1,37 +1,55 @@
 package io.github.fdbcoord.mutex;
 
+import com.apple.foundationdb.Database;
 import com.apple.foundationdb.Transaction;
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.api.LockEvent;
 import io.github.fdbcoord.api.MutexOwner;
 import io.github.fdbcoord.mutex.MutexSchema.EventRecord;
 import io.github.fdbcoord.mutex.MutexSchema.Incarnation;
+import io.github.fdbcoord.mutex.MutexSchema.Waiter;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 
 /**
  * The writes that change who owns a mutex, each inside the caller's transaction: a grant of a free
  * mutex, the end of a grant (hand-off to the queue's head, or the mutex becoming free), with the
  * lock event each appends. Shared by acquire, release, the reaper and the clean-up at open.
+ *
+ * <p>None of them reads more than the caller needs to decide: the event log is trimmed after the
+ * transition commits, in a transaction of its own ({@link EventLogTrimmer#trimAfter}), so a
+ * transition is its reads (issued together where the caller can) and one commit.
  */
 final class MutexTransitions {
   private final MutexSchema schema;
   private final Incarnation incarnation;
   private final EventLogTrimmer trimmer;
   private final QueueFloors floors;
+  private final Database db;
+  private final Executor executor;
 
-  MutexTransitions(MutexSchema schema, Incarnation incarnation, long retentionVersions, QueueFloors floors) {
+  MutexTransitions(MutexSchema schema, Incarnation incarnation, long retentionVersions, QueueFloors floors,
+      Database db, Executor executor) {
     this.schema = schema;
     this.incarnation = incarnation;
     this.trimmer = new EventLogTrimmer(schema, retentionVersions);
     this.floors = floors;
+    this.db = db;
+    this.executor = executor;
   }
 
   /** Grants a free mutex to {@code owner}. */
-  CompletableFuture<AfterCommit<LockEvent>> grantFree(Transaction tr, String name, String owner) {
-    return tr.getReadVersion()
-        .thenCompose(readVersion -> trimmer.trim(tr, name, readVersion))
-        .thenApply(v -> grant(tr, name, owner, new EventRecord(LockEvent.Type.ACQUIRED, null, null, owner), incarnation));
+  AfterCommit<LockEvent> grantFree(Transaction tr, String name, String owner) {
+    return grant(tr, name, owner, new EventRecord(LockEvent.Type.ACQUIRED, null, null, owner), incarnation);
+  }
+
+  /**
+   * The head of {@code name}'s queue as {@link #endGrant} needs it (with conflict, from the floor), for
+   * a caller that starts it beside its own reads; null when nobody waits.
+   */
+  CompletableFuture<Waiter> readQueueHead(Transaction tr, String name) {
+    return schema.readQueueHead(tr, name, floors.of(name));
   }
 
   /**
@@ -40,8 +58,13 @@ final class MutexTransitions {
    * read with conflict, so an enqueue committed meanwhile is never stranded behind a free mutex.
    */
   CompletableFuture<AfterCommit<LockEvent>> endGrant(Transaction tr, String name, MutexOwner current, boolean released) {
-    CompletableFuture<Void> trimmed = tr.getReadVersion().thenCompose(readVersion -> trimmer.trim(tr, name, readVersion));
-    return schema.readQueueHead(tr, name, floors.of(name)).thenCombine(trimmed, (head, v) -> {
+    return endGrant(tr, name, current, released, readQueueHead(tr, name));
+  }
+
+  /** {@link #endGrant}, with the queue head's read ({@link #readQueueHead}) already started in {@code tr}. */
+  CompletableFuture<AfterCommit<LockEvent>> endGrant(Transaction tr, String name, MutexOwner current, boolean released,
+      CompletableFuture<Waiter> queueHead) {
+    return queueHead.thenApply(head -> {
       if (head == null) {
         LockEvent.Type type = released ? LockEvent.Type.RELEASED : LockEvent.Type.EXPIRED;
         return free(tr, name, new EventRecord(type, current.owner(), current.token(), null));
@@ -59,6 +82,7 @@ final class MutexTransitions {
     schema.touchGeneration(tr, name);
     schema.appendEvent(tr, name, event);
     schema.markHeld(tr, name);
+    trimmer.trimAfter(tr, db, executor, name);
     return AfterCommit.stamped(tr.getVersionstamp(), vs -> event.toEvent(name, FencingToken.of(vs)));
   }
 
@@ -67,7 +91,13 @@ final class MutexTransitions {
     schema.touchGeneration(tr, name);
     schema.appendEvent(tr, name, event);
     schema.clearHeld(tr, name);
+    trimmer.trimAfter(tr, db, executor, name);
     return AfterCommit.stamped(tr.getVersionstamp(), vs -> event.toEvent(name, FencingToken.of(vs)));
+  }
+
+  /** No more event-log trims start: the service closed. */
+  void stop() {
+    trimmer.stop();
   }
 
   static boolean isGrant(MutexOwner current, String owner, FencingToken token) {

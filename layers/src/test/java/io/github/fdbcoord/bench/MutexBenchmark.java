@@ -25,9 +25,14 @@ import java.util.concurrent.atomic.AtomicLong;
  *       to the moment the waiter's acquire future completes, p50/p99 over many hand-offs between two
  *       services (as two processes);</li>
  *   <li>uncontended acquire + release cycles per second, one caller, one mutex;</li>
+ *   <li>uncontended acquire + release cycles per second, 16 clients, each on a mutex of its own, then
+ *       16 clients on one mutex;</li>
  *   <li>1,000 mutexes with 10 contenders each, all started at once: every contender acquires and
  *       releases its mutex; time to completion and grants per second.</li>
  * </ol>
+ * With the cycles of one client it prints what an acquire and a release cost in the store: transactions,
+ * read versions, reads, commits and round trips ({@link CountingDatabase}; the reaper's scans, one a
+ * second per service, are counted in).
  * Run: {@code mvn -q -o test-compile exec:java -Dexec.mainClass=io.github.fdbcoord.bench.MutexBenchmark}
  * (optional args: hand-offs, uncontended seconds, mutexes, contenders per mutex). With
  * {@code -Dbench.clusterFile=<file>} the same figures follow on that FoundationDB cluster ({@link BenchTargets}).
@@ -49,8 +54,10 @@ public final class MutexBenchmark {
     System.exit(0);
   }
 
-  private static void run(Database db, int handoffs, int uncontendedSeconds, int mutexes, int contenders)
+  private static void run(Database store, int handoffs, int uncontendedSeconds, int mutexes, int contenders)
       throws Exception {
+    CountingDatabase counting = new CountingDatabase(store);
+    Database db = counting.database();
     List<String> path = List.of("bench", "mutex-" + UUID.randomUUID());
     DirectorySubspace root = DirectoryLayer.getDefault().createOrOpen(db, path).join();
     MutexOptions options = MutexOptions.builder()
@@ -61,7 +68,10 @@ public final class MutexBenchmark {
     try {
       warmUp(p1, p2);
       handOffLatency(p1, p2, handoffs);
-      uncontended(p1, uncontendedSeconds);
+      rawCommits(db, root, uncontendedSeconds);
+      uncontended(p1, uncontendedSeconds, counting);
+      clients(p1, p2, 16, false, uncontendedSeconds);
+      clients(p1, p2, 16, true, uncontendedSeconds);
       manyMutexes(p1, p2, mutexes, contenders);
     } finally {
       p1.close();
@@ -114,17 +124,77 @@ public final class MutexBenchmark {
     report("hand-off latency, release called -> next owner's acquire completes", fromCall);
   }
 
-  private static void uncontended(MutexService s, int seconds) throws Exception {
+  /** The floor under a transition: one blind single-key write, its read version and commit, one after another. */
+  private static void rawCommits(Database db, DirectorySubspace root, int seconds) {
+    byte[] key = root.pack(com.apple.foundationdb.tuple.Tuple.from("raw"));
+    byte[] value = new byte[8];
+    List<Long> samples = new ArrayList<>();
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+    while (System.nanoTime() < end) {
+      long t = System.nanoTime();
+      db.run(tr -> {
+        tr.set(key, value);
+        return null;
+      });
+      samples.add(System.nanoTime() - t);
+    }
+    report("raw single-key commit (a blind write: GRV + commit)", samples.stream().mapToLong(Long::longValue).toArray(), "commits");
+  }
+
+  private static void uncontended(MutexService s, int seconds, CountingDatabase counting) throws Exception {
     long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
     long t0 = System.nanoTime();
     int cycles = 0;
+    CountingDatabase.Counts zero = new CountingDatabase.Counts(0, 0, 0, 0, 0);
+    CountingDatabase.Counts acquires = zero;
+    CountingDatabase.Counts releases = zero;
+    List<Long> acquireNanos = new ArrayList<>();
+    List<Long> releaseNanos = new ArrayList<>();
     while (System.nanoTime() < end) {
+      CountingDatabase.Counts before = counting.counts();
+      long t = System.nanoTime();
       MutexHandle h = s.acquire("uncontended", "solo").get();
+      long u = System.nanoTime();
+      CountingDatabase.Counts acquired = counting.counts();
       h.release().get();
+      releaseNanos.add(System.nanoTime() - u);
+      acquireNanos.add(u - t);
+      acquires = acquires.plus(acquired.minus(before));
+      releases = releases.plus(counting.counts().minus(acquired));
       cycles++;
     }
     double secs = (System.nanoTime() - t0) / 1e9;
     System.out.printf("uncontended acquire+release: %d cycles in %.1f s = %.0f cycles/s%n", cycles, secs, cycles / secs);
+    report("uncontended acquire, latency", acquireNanos.stream().mapToLong(Long::longValue).toArray(), "acquires");
+    report("uncontended release, latency", releaseNanos.stream().mapToLong(Long::longValue).toArray(), "releases");
+    System.out.printf("store cost per uncontended acquire: %s%n", acquires.per(cycles));
+    System.out.printf("store cost per uncontended release: %s%n", releases.per(cycles));
+  }
+
+  /**
+   * {@code n} clients, each acquiring and releasing in a loop for {@code seconds}, on the two services
+   * in turn: on one mutex when {@code shared}, else on a mutex each.
+   */
+  private static void clients(MutexService p1, MutexService p2, int n, boolean shared, int seconds) throws Exception {
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+    AtomicInteger cycles = new AtomicInteger();
+    List<CompletableFuture<Void>> loops = new ArrayList<>();
+    long t0 = System.nanoTime();
+    for (int i = 0; i < n; i++) {
+      MutexService s = i % 2 == 0 ? p1 : p2;
+      String name = shared ? "clients-shared" : "clients-" + i;
+      String owner = "client-" + i;
+      loops.add(CompletableFuture.runAsync(() -> {
+        while (System.nanoTime() < end) {
+          s.acquire(name, owner).thenCompose(MutexHandle::release).join();
+          cycles.incrementAndGet();
+        }
+      }, r -> new Thread(r, "bench-client").start()));
+    }
+    CompletableFuture.allOf(loops.toArray(CompletableFuture[]::new)).get(5, TimeUnit.MINUTES);
+    double secs = (System.nanoTime() - t0) / 1e9;
+    System.out.printf("%d clients, %s: %d acquire+release cycles in %.1f s = %.0f cycles/s%n",
+        n, shared ? "one mutex" : "a mutex each", cycles.get(), secs, cycles.get() / secs);
   }
 
   private static void manyMutexes(MutexService p1, MutexService p2, int mutexes, int contenders) throws Exception {
@@ -154,9 +224,13 @@ public final class MutexBenchmark {
   }
 
   private static void report(String what, long[] samples) {
+    report(what, samples, "hand-offs");
+  }
+
+  private static void report(String what, long[] samples, String unit) {
     int n = samples.length;
     Arrays.sort(samples);
-    System.out.printf("%s, %d hand-offs: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.3f ms%n",
+    System.out.printf("%s, %d " + unit + ": p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.3f ms%n",
         what, n, ms(samples[n / 2]), ms(samples[(int) (n * 0.90)]), ms(samples[(int) (n * 0.99)]), ms(samples[n - 1]));
   }
 
