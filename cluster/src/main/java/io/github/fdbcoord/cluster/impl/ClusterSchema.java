@@ -538,7 +538,7 @@ final class ClusterSchema {
     return ByteBuffer.wrap(eight).order(ByteOrder.LITTLE_ENDIAN).getLong();
   }
 
-  /** The counter's value, read with conflict. */
+  /** The counter's value, read with conflict unless {@code tr} is a snapshot. */
   CompletableFuture<Long> readCounter(ReadTransaction tr, String name) {
     return tr.get(packCounterKey(name)).thenApply(ClusterSchema::unpackCounterValue);
   }

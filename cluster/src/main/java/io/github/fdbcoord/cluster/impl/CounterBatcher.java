@@ -1,0 +1,247 @@
+package io.github.fdbcoord.cluster.impl;
+
+import io.github.fdbcoord.fdb.FdbErrors;
+import com.apple.foundationdb.Transaction;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Function;
+
+/**
+ * One node's writes to one counter, served by as few transactions as they allow. Every write on a
+ * counter reads and writes its one key, so two transactions on it conflict: on one node they gain
+ * nothing from running together. So one transaction runs at a time, and it takes every call that
+ * arrived before it started (and, on each retry after a conflict, those that arrived meanwhile):
+ * it reads the value once, applies the calls in their order of arrival, and writes the result once.
+ * Each caller is answered as if the calls had run one after another in that order, which is a
+ * legal order (they were all in flight together), so the counter stays linearizable.
+ *
+ * <p>A transaction that may have committed is never retried: with {@code commit_unknown_result}
+ * (1021), {@code cluster_version_changed} (1039), a timeout or anything else not known to have left
+ * the store untouched, every caller of the batch is failed with that error, and the whole batch
+ * was applied or none of it was (one commit). The retry loop this replaces ({@code runAsync})
+ * retried after 1021 and could apply an increment twice.
+ *
+ * <p>{@link ClusterStore#counter} hands out one batcher per counter name; an idle batcher leaves
+ * that map, so counters used once keep no memory. Two batchers of one name (a call racing the
+ * retirement) would only conflict with each other, never give a wrong answer.
+ */
+final class CounterBatcher {
+  /** What a call does to the value the calls before it left. */
+  enum Kind {
+    ADD_AND_GET, GET_AND_ADD, COMPARE_AND_SET
+  }
+
+  /** One caller's call; its answer is recomputed on every attempt, its result completed once. */
+  static final class Call {
+    final Kind kind;
+    final long a;
+    final long b;
+    final CompletableFuture<Long> result = new CompletableFuture<>();
+    long answer;
+
+    Call(Kind kind, long a, long b) {
+      this.kind = kind;
+      this.a = a;
+      this.b = b;
+    }
+
+    /** The value after this call, from {@code current}, the value before it. */
+    long apply(long current) {
+      switch (kind) {
+        case ADD_AND_GET:
+          answer = current + a;
+          return answer;
+        case GET_AND_ADD:
+          answer = current;
+          return current + a;
+        default:
+          boolean matches = current == a;
+          answer = matches ? 1 : 0;
+          return matches ? b : current;
+      }
+    }
+  }
+
+  private final ClusterStore store;
+  private final String name;
+  private final byte[] key;
+  private final ArrayDeque<Call> waiting = new ArrayDeque<>();
+  private boolean running;
+  private boolean retired;
+
+  /** Transactions committed, attempts made (a conflict is one more attempt): tests compare them with the calls. */
+  final LongAdder commits = new LongAdder();
+  final LongAdder attempts = new LongAdder();
+
+  /**
+   * For tests: runs on every attempt between the writes and the commit, which waits for its future
+   * (a failed future fails the attempt as the commit would). Null outside tests.
+   */
+  volatile Function<Transaction, CompletableFuture<Void>> beforeCommit;
+
+  CounterBatcher(ClusterStore store, String name) {
+    this.store = store;
+    this.name = name;
+    this.key = store.schema().packCounterKey(name);
+  }
+
+  /**
+   * Queues {@code call} behind the calls this node made before it; false when this batcher has
+   * gone idle and left the store's map (the caller takes the name's current batcher instead).
+   */
+  boolean offer(Call call) {
+    synchronized (this) {
+      if (retired) {
+        return false;
+      }
+      waiting.add(call);
+      if (running) {
+        return true;
+      }
+      running = true;
+    }
+    // Started on the store's executor, not here: calls the caller's event loop makes meanwhile
+    // join this transaction (on the embedded engine, whose transactions complete before they
+    // return, nothing would ever be batched otherwise).
+    startOnExecutor();
+    return true;
+  }
+
+  private void startOnExecutor() {
+    try {
+      store.executor().execute(this::startBatch);
+    } catch (RuntimeException rejected) {
+      failWaiting(rejected);
+    }
+  }
+
+  private void startBatch() {
+    long deadline = System.nanoTime() + store.operationTimeout().toNanos();
+    Transaction tr;
+    try {
+      tr = newTransaction(deadline);
+    } catch (RuntimeException e) {
+      failWaiting(e);
+      return;
+    }
+    attempt(tr, new ArrayList<>(), deadline);
+  }
+
+  private Transaction newTransaction(long deadline) {
+    long remainingMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+    if (remainingMs <= 0) {
+      throw FdbErrors.error(FdbErrors.TRANSACTION_TIMED_OUT);
+    }
+    Transaction tr = store.database().createTransaction(store.executor());
+    tr.options().setTimeout(remainingMs);
+    return tr;
+  }
+
+  /** One attempt at the batch {@code calls}, grown by the calls that arrived since the last one. */
+  private void attempt(Transaction tr, List<Call> calls, long deadline) {
+    synchronized (this) {
+      calls.addAll(waiting);
+      waiting.clear();
+    }
+    attempts.increment();
+    CompletableFuture<Void> committed;
+    try {
+      committed = tr.get(key).thenCompose(raw -> {
+        long before = ClusterSchema.unpackCounterValue(raw);
+        long value = before;
+        for (Call c : calls) {
+          value = c.apply(value);
+        }
+        if (value != before) {
+          tr.set(key, ClusterSchema.packCounterValue(value));
+        }
+        Function<Transaction, CompletableFuture<Void>> hook = beforeCommit;
+        return hook == null ? tr.commit() : hook.apply(tr).thenCompose(v -> tr.commit());
+      });
+    } catch (RuntimeException e) {
+      committed = CompletableFuture.failedFuture(e);
+    }
+    committed.whenComplete((v, e) -> {
+      if (e == null) {
+        tr.close();
+        commits.increment();
+        calls.forEach(c -> c.result.complete(c.answer));
+        next();
+      } else {
+        retryOrFail(tr, calls, deadline, FdbErrors.unwrap(e));
+      }
+    });
+  }
+
+  private void retryOrFail(Transaction tr, List<Call> calls, long deadline, Throwable error) {
+    int code = FdbErrors.codeOf(error);
+    if (code == FdbErrors.NOT_COMMITTED) {
+      // The conflicting transaction has committed (another node's batch, typically), so a retry at
+      // a fresh read version goes through; onError's back-off (up to 10 ms on the first conflict)
+      // would only leave the key idle while this node's callers pile up.
+      tr.close();
+      Transaction fresh;
+      try {
+        fresh = newTransaction(deadline);
+      } catch (RuntimeException e) {
+        fail(calls, e);
+        return;
+      }
+      attempt(fresh, calls, deadline);
+      return;
+    }
+    if (notCommitted(code)) {
+      tr.onError(error).whenComplete((retry, e) -> {
+        if (e == null) {
+          attempt(retry, calls, deadline);
+        } else {
+          tr.close();
+          fail(calls, FdbErrors.unwrap(e));
+        }
+      });
+      return;
+    }
+    tr.close();
+    fail(calls, error);
+  }
+
+  /** Whether {@code code} is a retryable error that guarantees the attempt did not commit. */
+  private static boolean notCommitted(int code) {
+    return FdbErrors.isRetryable(code) && code != FdbErrors.COMMIT_UNKNOWN_RESULT
+        && code != FdbErrors.CLUSTER_VERSION_CHANGED;
+  }
+
+  private void fail(List<Call> calls, Throwable error) {
+    calls.forEach(c -> c.result.completeExceptionally(error));
+    next();
+  }
+
+  /** Starts the next batch when calls wait (on the executor: this may be the store's network thread), else goes idle. */
+  private void next() {
+    boolean idle;
+    synchronized (this) {
+      idle = waiting.isEmpty();
+      running = !idle;
+      retired = idle;
+    }
+    if (idle) {
+      store.retire(name, this);
+    } else {
+      startOnExecutor();
+    }
+  }
+
+  private void failWaiting(Throwable error) {
+    List<Call> calls;
+    synchronized (this) {
+      calls = new ArrayList<>(waiting);
+      waiting.clear();
+    }
+    fail(calls, error);
+  }
+}
