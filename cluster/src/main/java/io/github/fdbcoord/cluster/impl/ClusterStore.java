@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -34,6 +35,14 @@ public final class ClusterStore {
   private final VertxInternal vertx;
   /** The batchers of the counters this node is writing to now (an idle one leaves). */
   private final ConcurrentHashMap<String, CounterBatcher> counters = new ConcurrentHashMap<>();
+  /** Counter transactions committed and attempted (a conflict is one more attempt): tests compare them with the calls. */
+  final LongAdder counterCommits = new LongAdder();
+  final LongAdder counterAttempts = new LongAdder();
+  /**
+   * For tests: runs on every counter attempt between its writes and its commit, which waits for its
+   * future (a failed future fails the attempt as the commit would). Null outside tests.
+   */
+  volatile Function<Transaction, CompletableFuture<Void>> counterBeforeCommit;
 
   ClusterStore(Database db, ClusterSchema schema, Duration operationTimeout, VertxInternal vertx) {
     this.db = db;

@@ -8,7 +8,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 
 /**
@@ -74,16 +73,6 @@ final class CounterBatcher {
   private boolean running;
   private boolean retired;
 
-  /** Transactions committed, attempts made (a conflict is one more attempt): tests compare them with the calls. */
-  final LongAdder commits = new LongAdder();
-  final LongAdder attempts = new LongAdder();
-
-  /**
-   * For tests: runs on every attempt between the writes and the commit, which waits for its future
-   * (a failed future fails the attempt as the commit would). Null outside tests.
-   */
-  volatile Function<Transaction, CompletableFuture<Void>> beforeCommit;
-
   CounterBatcher(ClusterStore store, String name) {
     this.store = store;
     this.name = name;
@@ -148,7 +137,7 @@ final class CounterBatcher {
       calls.addAll(waiting);
       waiting.clear();
     }
-    attempts.increment();
+    store.counterAttempts.increment();
     CompletableFuture<Void> committed;
     try {
       committed = tr.get(key).thenCompose(raw -> {
@@ -160,7 +149,7 @@ final class CounterBatcher {
         if (value != before) {
           tr.set(key, ClusterSchema.packCounterValue(value));
         }
-        Function<Transaction, CompletableFuture<Void>> hook = beforeCommit;
+        Function<Transaction, CompletableFuture<Void>> hook = store.counterBeforeCommit;
         return hook == null ? tr.commit() : hook.apply(tr).thenCompose(v -> tr.commit());
       });
     } catch (RuntimeException e) {
@@ -169,7 +158,7 @@ final class CounterBatcher {
     committed.whenComplete((v, e) -> {
       if (e == null) {
         tr.close();
-        commits.increment();
+        store.counterCommits.increment();
         calls.forEach(c -> c.result.complete(c.answer));
         next();
       } else {
