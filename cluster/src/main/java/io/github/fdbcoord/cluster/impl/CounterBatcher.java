@@ -1,12 +1,16 @@
 package io.github.fdbcoord.cluster.impl;
 
 import io.github.fdbcoord.fdb.FdbErrors;
+import com.apple.foundationdb.MutationType;
 import com.apple.foundationdb.Transaction;
 
 import java.util.ArrayDeque;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
@@ -30,6 +34,9 @@ import java.util.function.Function;
  * retirement) would only conflict with each other, never give a wrong answer.
  */
 final class CounterBatcher {
+  private static final int TRIM_ONE_IN = 64;
+  private static final Duration MIN_LOG_RETENTION = Duration.ofSeconds(60);
+
   /** What a call does to the value the calls before it left. */
   enum Kind {
     ADD_AND_GET, GET_AND_ADD, COMPARE_AND_SET
@@ -138,24 +145,45 @@ final class CounterBatcher {
       waiting.clear();
     }
     store.counterAttempts.increment();
-    CompletableFuture<Void> committed;
-    try {
-      committed = tr.get(key).thenCompose(raw -> {
-        long before = ClusterSchema.unpackCounterValue(raw);
-        long value = before;
-        for (Call c : calls) {
-          value = c.apply(value);
-        }
-        if (value != before) {
-          tr.set(key, ClusterSchema.packCounterValue(value));
-        }
-        Function<Transaction, CompletableFuture<Void>> hook = store.counterBeforeCommit;
-        return hook == null ? tr.commit() : hook.apply(tr).thenCompose(v -> tr.commit());
-      });
-    } catch (RuntimeException e) {
-      committed = CompletableFuture.failedFuture(e);
+    long sum = 0;
+    boolean compares = false;
+    for (Call c : calls) {
+      compares |= c.kind == Kind.COMPARE_AND_SET;
+      sum += c.a;
     }
-    committed.whenComplete((v, e) -> {
+    try {
+      if (compares || sum == 0) {
+        readModifyWrite(tr, calls, deadline);
+      } else {
+        blindAdd(tr, calls, sum, deadline);
+      }
+    } catch (RuntimeException e) {
+      retryOrFail(tr, calls, deadline, e);
+    }
+  }
+
+  /**
+   * A compare-and-set needs the value before it, and a batch that adds nothing writes nothing: the
+   * value is read with a conflict, the calls applied to it, the result written with its log entry.
+   */
+  private void readModifyWrite(Transaction tr, List<Call> calls, long deadline) {
+    tr.get(key).thenCompose(raw -> {
+      long before = ClusterSchema.unpackCounterValue(raw);
+      long value = before;
+      for (Call c : calls) {
+        value = c.apply(value);
+      }
+      if (value == before) {
+        return commit(tr);
+      }
+      long delta = value - before;
+      long after = value;
+      return maybeTrim(tr).thenCompose(v -> {
+        tr.set(key, ClusterSchema.packCounterValue(after));
+        store.schema().appendCounterLog(tr, name, delta);
+        return commit(tr);
+      });
+    }).whenComplete((v, e) -> {
       if (e == null) {
         tr.close();
         store.counterCommits.increment();
@@ -165,6 +193,116 @@ final class CounterBatcher {
         retryOrFail(tr, calls, deadline, FdbErrors.unwrap(e));
       }
     });
+  }
+
+  /**
+   * Adds without reading, so this batch never conflicts with another node's: an atomic ADD of the
+   * batch's sum and a log entry of it under the transaction's versionstamp. The next batch may
+   * start once this one has committed (their versionstamps keep the calls in order); the callers
+   * are answered by {@link #answerFromLog}.
+   */
+  private void blindAdd(Transaction tr, List<Call> calls, long sum, long deadline) {
+    CompletableFuture<byte[]> stamp = tr.getVersionstamp();
+    maybeTrim(tr).thenCompose(v -> {
+      tr.mutate(MutationType.ADD, key, ClusterSchema.packCounterValue(sum));
+      store.schema().appendCounterLog(tr, name, sum);
+      return commit(tr);
+    }).whenComplete((v, e) -> {
+      if (e != null) {
+        retryOrFail(tr, calls, deadline, FdbErrors.unwrap(e));
+        return;
+      }
+      long version;
+      try {
+        version = tr.getCommittedVersion();
+      } catch (RuntimeException unexpected) {
+        tr.close();
+        failCalls(calls, unexpected);
+        next();
+        return;
+      }
+      store.counterCommits.increment();
+      next();
+      stamp.whenComplete((s, se) -> {
+        tr.close();
+        if (se != null) {
+          failCalls(calls, FdbErrors.unwrap(se));
+        } else {
+          answerFromLog(calls, sum, s, version);
+        }
+      });
+    });
+  }
+
+  /**
+   * The value after this batch is the value at any later version less what the log says was added
+   * after the batch; read at the batch's own commit version first (no new read version needed),
+   * at a fresh one when that fails (a version too old by now, say). The batch's own log entry must
+   * still be there: the log is trimmed from its start, so then every later entry is there too.
+   */
+  private void answerFromLog(List<Call> calls, long sum, byte[] stamp, long version) {
+    byte[] ownKey = store.schema().packCounterLogKey(name, stamp);
+    Function<com.apple.foundationdb.ReadTransaction, CompletableFuture<Long>> after = rt ->
+        rt.get(key).thenCombine(store.schema().readCounterLogFrom(rt, name, stamp), (raw, log) -> {
+          if (log.isEmpty() || !Arrays.equals(log.get(0).getKey(), ownKey)) {
+            throw new IllegalStateException("counter " + name + ": a batch committed at version " + version
+                + " was answered only after its log entry had been trimmed; its increments were applied");
+          }
+          long later = 0;
+          for (int i = 1; i < log.size(); i++) {
+            later += ClusterSchema.unpackCounterValue(log.get(i).getValue());
+          }
+          return ClusterSchema.unpackCounterValue(raw) - later;
+        });
+    Transaction rt = store.database().createTransaction(store.executor());
+    CompletableFuture<Long> atCommit;
+    try {
+      rt.options().setTimeout(store.operationTimeout().toMillis());
+      rt.setReadVersion(version);
+      atCommit = after.apply(rt);
+    } catch (RuntimeException e) {
+      atCommit = CompletableFuture.failedFuture(e);
+    }
+    atCommit.handle((value, e) -> e == null ? CompletableFuture.completedFuture(value) : store.read(after::apply))
+        .thenCompose(f -> f)
+        .whenComplete((value, e) -> {
+          rt.close();
+          if (e != null) {
+            failCalls(calls, FdbErrors.unwrap(e));
+            return;
+          }
+          long current = value - sum;
+          for (Call c : calls) {
+            current = c.apply(current);
+          }
+          calls.forEach(c -> c.result.complete(c.answer));
+        });
+  }
+
+  private CompletableFuture<Void> commit(Transaction tr) {
+    Function<Transaction, CompletableFuture<Void>> hook = store.counterBeforeCommit;
+    return hook == null ? tr.commit() : hook.apply(tr).thenCompose(v -> tr.commit());
+  }
+
+  /**
+   * Called before the batch's own log entry is written: a clear issued after a versionstamped key
+   * drops it when the range holds the key's placeholder (all-zero versionstamp), as the log's start
+   * does (seen on FoundationDB 7.3: batches whose entry was gone).
+   *
+   * <p>Now and then (a batch in {@link #TRIM_ONE_IN}, so that no counter keeps state for it) clears the
+   * log entries older than {@link #logRetentionVersions}: far more than a batch takes from its commit
+   * to reading the log, which the operation timeout bounds.
+   */
+  private CompletableFuture<Void> maybeTrim(Transaction tr) {
+    if (ThreadLocalRandom.current().nextInt(TRIM_ONE_IN) != 0) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return tr.getReadVersion().thenAccept(v -> store.schema().trimCounterLog(tr, name, v - logRetentionVersions()));
+  }
+
+  private long logRetentionVersions() {
+    long millis = Math.max(2 * store.operationTimeout().toMillis(), MIN_LOG_RETENTION.toMillis());
+    return millis * ClusterSchema.VERSIONS_PER_MILLI;
   }
 
   private void retryOrFail(Transaction tr, List<Call> calls, long deadline, Throwable error) {
@@ -206,8 +344,12 @@ final class CounterBatcher {
   }
 
   private void fail(List<Call> calls, Throwable error) {
-    calls.forEach(c -> c.result.completeExceptionally(error));
+    failCalls(calls, error);
     next();
+  }
+
+  private static void failCalls(List<Call> calls, Throwable error) {
+    calls.forEach(c -> c.result.completeExceptionally(error));
   }
 
   /** Starts the next batch when calls wait (on the executor: this may be the store's network thread), else goes idle. */
