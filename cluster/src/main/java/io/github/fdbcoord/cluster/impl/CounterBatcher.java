@@ -15,23 +15,38 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
- * One node's writes to one counter, served by as few transactions as they allow. Every write on a
- * counter reads and writes its one key, so two transactions on it conflict: on one node they gain
- * nothing from running together. So one transaction runs at a time, and it takes every call that
- * arrived before it started (and, on each retry after a conflict, those that arrived meanwhile):
- * it reads the value once, applies the calls in their order of arrival, and writes the result once.
- * Each caller is answered as if the calls had run one after another in that order, which is a
- * legal order (they were all in flight together), so the counter stays linearizable.
+ * One node's writes to one counter, served by as few transactions as they allow. One transaction
+ * commits at a time; it takes every call that arrived before it started (and, on a retry, those
+ * that arrived meanwhile), so calls pile up behind a commit and share the next one.
+ *
+ * <p>A batch that only adds is blind: an atomic ADD of its sum and an entry in the counter's log
+ * ({@code root("cl", name, vstamp)}) under the transaction's versionstamp, no read, so batches of
+ * different nodes never conflict on the one hot key (reading it with a conflict, two of three
+ * nodes' attempts failed on FoundationDB). Its callers are answered after the commit from one
+ * read at the commit version: the value then, less the log entries committed after the batch, is
+ * the value right after it. The next batch starts as soon as the commit is acknowledged, not after
+ * that read. A batch holding a compare-and-set (or adding nothing) reads the value with a
+ * conflict, applies the calls, and writes the result with its log entry.
+ *
+ * <p>Within a batch the calls apply in their order of arrival, and batches commit in the order
+ * they started, so each caller is answered as if the calls had run one after another in that order:
+ * a legal order (all were in flight at once), so the counter stays linearizable, and a call made
+ * without waiting for this node's earlier calls (a compare-and-set after increments) sees them.
  *
  * <p>A transaction that may have committed is never retried: with {@code commit_unknown_result}
  * (1021), {@code cluster_version_changed} (1039), a timeout or anything else not known to have left
  * the store untouched, every caller of the batch is failed with that error, and the whole batch
  * was applied or none of it was (one commit). The retry loop this replaces ({@code runAsync})
- * retried after 1021 and could apply an increment twice.
+ * retried after 1021 and could apply an increment twice. A blind batch that committed but whose
+ * read fails (at its commit version, then at a fresh one) fails its callers although it was
+ * applied; the operation timeout bounds that read, and the log keeps entries far longer.
+ *
+ * <p>Every writer of the counter must log what it adds: a node of an earlier version (an ADD
+ * without a log entry) mixed with these would make a blind batch's answer wrong by its additions.
  *
  * <p>{@link ClusterStore#counter} hands out one batcher per counter name; an idle batcher leaves
  * that map, so counters used once keep no memory. Two batchers of one name (a call racing the
- * retirement) would only conflict with each other, never give a wrong answer.
+ * retirement) are two writers of the counter, as two nodes are: still exact.
  */
 final class CounterBatcher {
   private static final int TRIM_ONE_IN = 64;

@@ -4,11 +4,10 @@ import io.vertx.core.Future;
 import io.vertx.core.shareddata.Counter;
 
 /**
- * A cluster-wide counter: one key holding a 64-bit little-endian integer. Writes made on one node
- * while another of its writes is in flight share one serializable transaction ({@link CounterBatcher}),
- * which reads the value once, applies them in their order of arrival and writes the result once:
- * each caller gets its own value, exact under any concurrency (a batch that conflicts with another
- * node's is retried whole; it is never lost or applied twice).
+ * A cluster-wide counter: one key holding a 64-bit little-endian integer, and a log of what each
+ * write added. Writes made on one node while another of its writes commits share one transaction
+ * ({@link CounterBatcher}): each caller gets its own value, exact and linearizable under any
+ * concurrency; a batch is applied once or not at all, never twice.
  */
 public final class FdbCounter implements Counter {
   private final ClusterStore store;
