@@ -300,9 +300,10 @@ final class CounterBatcher {
   }
 
   /**
-   * Called before the batch's own log entry is written: a clear issued after a versionstamped key
-   * drops it when the range holds the key's placeholder (all-zero versionstamp), as the log's start
-   * does (seen on FoundationDB 7.3: batches whose entry was gone).
+   * Called before the batch's own ADD and log entry are written: on FoundationDB 7.3.68 a clear
+   * issued after them, over a range holding the entry's placeholder key (all-zero versionstamp), as
+   * the log's start does, left the committed transaction without its entry (the embedded engine
+   * keeps it; docs/benchmarks/real-foundationdb.md, "Coalesced counters").
    *
    * <p>Now and then (a batch in {@link #TRIM_ONE_IN}, so that no counter keeps state for it) clears the
    * log entries older than {@link #logRetentionVersions}: far more than a batch takes from its commit
