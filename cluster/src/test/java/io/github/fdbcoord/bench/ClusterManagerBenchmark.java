@@ -159,6 +159,10 @@ public final class ClusterManagerBenchmark {
       pingPongRounds(args.length > 1 ? Integer.parseInt(args[1]) : 2);
       return;
     }
+    if (args.length > 0 && args[0].equals("counter")) {
+      counterRounds(args.length > 1 ? Integer.parseInt(args[1]) : 3);
+      System.exit(0);
+    }
     if (args.length > 0 && args[0].equals("detect")) {
       detect(args.length > 1 ? Integer.parseInt(args[1]) : 2);
       System.exit(0);
@@ -198,6 +202,66 @@ public final class ClusterManagerBenchmark {
       pause(k, pause);
     }
     System.exit(0); // Hazelcast leaves non-daemon threads behind
+  }
+
+  /**
+   * Counter increments only, on FoundationDB ({@code FDB_CLUSTER_FILE}; the durable engine without it)
+   * and Hazelcast alternating, {@code rounds} times: 1 in flight on one node, 16 in flight on one
+   * node, 16 in flight spread over the three nodes (as {@link #measure}); for FoundationDB also the
+   * committed transactions and the attempts (conflicts included) per increment.
+   */
+  private static void counterRounds(int rounds) throws Exception {
+    System.out.printf(Locale.ROOT, "ClusterManagerBenchmark counter: %d round(s), %d cores, load average %.2f%n", rounds,
+        Runtime.getRuntime().availableProcessors(), loadAverage());
+    for (int round = 0; round < rounds; round++) {
+      for (Supplier<Kind> kind : List.<Supplier<Kind>>of(ClusterManagerBenchmark::fdbDurableOrCluster, HazelcastKind::new)) {
+        try (Kind k = kind.get()) {
+          Nodes nodes = start(k);
+          try {
+            List<Counter> counters = new ArrayList<>();
+            for (Vertx v : nodes.vertx()) {
+              counters.add(await(v.sharedData().getCounter("bench.counter")));
+            }
+            windowed(1, i -> counters.get(0).incrementAndGet()); // warm-up
+            StringBuilder line = new StringBuilder(k.name()).append(':');
+            for (int[] shape : new int[][] {{1, 1}, {16, 1}, {16, 3}}) {
+              long[] before = counterTransactions(nodes);
+              long incrementsBefore = await(counters.get(0).get());
+              double rate = windowed(shape[0], i -> counters.get(i % shape[1]).incrementAndGet());
+              long increments = await(counters.get(0).get()) - incrementsBefore;
+              long[] after = counterTransactions(nodes);
+              line.append(String.format(Locale.ROOT, " %d in flight on %d node(s) %.0f incr/s", shape[0], shape[1], rate));
+              if (after[1] > 0) {
+                line.append(String.format(Locale.ROOT, " (%.3f commits, %.3f attempts per increment)",
+                    (after[0] - before[0]) / (double) increments, (after[1] - before[1]) / (double) increments));
+              }
+              line.append(';');
+            }
+            System.out.println(line);
+          } finally {
+            stop(nodes);
+          }
+        }
+      }
+      System.out.printf(Locale.ROOT, "load average %.2f%n", loadAverage());
+    }
+  }
+
+  /** Counter transactions committed and attempted by the FDB nodes of {@code nodes} (zeros for Hazelcast). */
+  private static long[] counterTransactions(Nodes nodes) {
+    long[] sum = new long[2];
+    for (ClusterManager m : nodes.managers()) {
+      if (m instanceof FdbClusterManager fdb) {
+        long[] c = io.github.fdbcoord.cluster.CounterProbe.commitsAndAttempts(fdb);
+        sum[0] += c[0];
+        sum[1] += c[1];
+      }
+    }
+    return sum;
+  }
+
+  private static double loadAverage() {
+    return java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
   }
 
   /**
@@ -452,9 +516,15 @@ public final class ClusterManagerBenchmark {
 
   /** Operations per second over {@link #PHASE} with {@link #WINDOW} in flight. */
   private static double windowed(Op op) throws Exception {
-    java.util.concurrent.Semaphore inFlight = new java.util.concurrent.Semaphore(WINDOW);
+    return windowed(WINDOW, op);
+  }
+
+  /** Operations per second over {@link #PHASE} with {@code window} in flight. */
+  private static double windowed(int window, Op op) throws Exception {
+    java.util.concurrent.Semaphore inFlight = new java.util.concurrent.Semaphore(window);
     AtomicLong done = new AtomicLong();
     AtomicLong failed = new AtomicLong();
+    java.util.concurrent.atomic.AtomicReference<Throwable> firstFailure = new java.util.concurrent.atomic.AtomicReference<>();
     long t0 = System.nanoTime();
     long end = t0 + PHASE.toNanos();
     int i = 0;
@@ -465,13 +535,14 @@ public final class ClusterManagerBenchmark {
           done.incrementAndGet();
         } else {
           failed.incrementAndGet();
+          firstFailure.compareAndSet(null, ar.cause());
         }
         inFlight.release();
       });
     }
-    inFlight.acquire(WINDOW);
+    inFlight.acquire(window);
     if (failed.get() > 0) {
-      throw new IllegalStateException(failed.get() + " operations failed");
+      throw new IllegalStateException(failed.get() + " operations failed", firstFailure.get());
     }
     return done.get() / ((System.nanoTime() - t0) / 1e9);
   }

@@ -43,6 +43,8 @@ import java.util.concurrent.Executor;
  * root("ttl", deadline, map, key)         = ''                         TTL index the sweeper scans
  * root("sm", map, key)                    = value bytes                sync-map entry
  * root("c", name)                         = 8-byte little-endian       counter (atomic ADD)
+ * root("cl", name, vstamp)                = 8-byte little-endian       counter log: what each write batch added, in commit order;
+ *                                                                       trimmed by age (CounterBatcher)
  * root("p", nodeId)                       = (port:int)                 the node's failure-detector port (its host is the node info's)
  * root("s", nodeId)                       = (suspecter:str)            a suspicion of the node; the node watches its own and refutes
  * </pre>
@@ -75,6 +77,7 @@ final class ClusterSchema {
   private final Subspace ttlIndex;
   private final Subspace syncMaps;
   private final Subspace counters;
+  private final Subspace counterLog;
   private final Subspace probes;
   private final Subspace suspicions;
 
@@ -92,6 +95,7 @@ final class ClusterSchema {
     this.ttlIndex = root.get("ttl");
     this.syncMaps = root.get("sm");
     this.counters = root.get("c");
+    this.counterLog = root.get("cl");
     this.probes = root.get("p");
     this.suspicions = root.get("s");
   }
@@ -538,7 +542,7 @@ final class ClusterSchema {
     return ByteBuffer.wrap(eight).order(ByteOrder.LITTLE_ENDIAN).getLong();
   }
 
-  /** The counter's value, read with conflict. */
+  /** The counter's value, read with conflict unless {@code tr} is a snapshot. */
   CompletableFuture<Long> readCounter(ReadTransaction tr, String name) {
     return tr.get(packCounterKey(name)).thenApply(ClusterSchema::unpackCounterValue);
   }
@@ -549,5 +553,28 @@ final class ClusterSchema {
 
   void writeCounter(Transaction tr, String name, long value) {
     tr.set(packCounterKey(name), packCounterValue(value));
+  }
+
+  /** Appends {@code delta} to counter {@code name}'s log, under this transaction's versionstamp (user version 0). */
+  void appendCounterLog(Transaction tr, String name, long delta) {
+    tr.mutate(MutationType.SET_VERSIONSTAMPED_KEY,
+        Versionstamps.packKey(counterLog.getKey(), Tuple.from(name, Versionstamp.incomplete(0))), packCounterValue(delta));
+  }
+
+  /**
+   * Counter {@code name}'s log from the entry of the transaction whose versionstamp is {@code stamp}
+   * (10 bytes) on: that entry first when it is still there, then the entries committed after it.
+   */
+  CompletableFuture<List<KeyValue>> readCounterLogFrom(ReadTransaction tr, String name, byte[] stamp) {
+    return tr.snapshot().getRange(packCounterLogKey(name, stamp), counterLog.range(Tuple.from(name)).end).asList();
+  }
+
+  byte[] packCounterLogKey(String name, byte[] stamp) {
+    return counterLog.pack(Tuple.from(name, Versionstamp.complete(stamp, 0)));
+  }
+
+  /** Clears counter {@code name}'s log entries committed before {@code version}. */
+  void trimCounterLog(Transaction tr, String name, long version) {
+    tr.clear(counterLog.range(Tuple.from(name)).begin, counterLog.pack(Tuple.from(name, cursorAt(version))));
   }
 }

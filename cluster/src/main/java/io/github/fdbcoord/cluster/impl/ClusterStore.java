@@ -14,7 +14,9 @@ import io.vertx.core.internal.VertxInternal;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -31,6 +33,16 @@ public final class ClusterStore {
   private final ClusterSchema schema;
   private final Duration operationTimeout;
   private final VertxInternal vertx;
+  /** The batchers of the counters this node is writing to now (an idle one leaves). */
+  private final ConcurrentHashMap<String, CounterBatcher> counters = new ConcurrentHashMap<>();
+  /** Counter transactions committed and attempted (a conflict is one more attempt): tests compare them with the calls. */
+  final LongAdder counterCommits = new LongAdder();
+  final LongAdder counterAttempts = new LongAdder();
+  /**
+   * For tests: runs on every counter attempt between its writes and its commit, which waits for its
+   * future (a failed future fails the attempt as the commit would). Null outside tests.
+   */
+  volatile Function<Transaction, CompletableFuture<Void>> counterBeforeCommit;
 
   ClusterStore(Database db, ClusterSchema schema, Duration operationTimeout, VertxInternal vertx) {
     this.db = db;
@@ -58,6 +70,31 @@ public final class ClusterStore {
   /** The database this node works on. */
   public Database database() {
     return db;
+  }
+
+  /** How long an operation may wait for the store before it fails with {@code transaction_timed_out}. */
+  Duration operationTimeout() {
+    return operationTimeout;
+  }
+
+  /** Queues {@code call} on counter {@code name}'s batcher, behind the calls this node made before it. */
+  void submit(String name, CounterBatcher.Call call) {
+    for (;;) {
+      CounterBatcher batcher = counter(name);
+      if (batcher.offer(call)) {
+        return;
+      }
+      counters.remove(name, batcher);
+    }
+  }
+
+  /** Counter {@code name}'s batcher on this node (created when none is active); tests hook into it. */
+  CounterBatcher counter(String name) {
+    return counters.computeIfAbsent(name, n -> new CounterBatcher(this, n));
+  }
+
+  void retire(String name, CounterBatcher batcher) {
+    counters.remove(name, batcher);
   }
 
   /**
@@ -96,8 +133,13 @@ public final class ClusterStore {
 
   /** A Vert.x future of the caller's context, completed from {@code op} run on the store's executor. */
   <T> Future<T> future(Supplier<CompletableFuture<T>> op) {
+    return toVertx(CompletableFuture.supplyAsync(op, executor).thenCompose(f -> f));
+  }
+
+  /** A Vert.x future of the caller's context, completed from {@code f}. */
+  <T> Future<T> toVertx(CompletableFuture<T> f) {
     Promise<T> promise = vertx.getOrCreateContext().promise();
-    CompletableFuture.supplyAsync(op, executor).thenCompose(f -> f).whenComplete((r, e) -> {
+    f.whenComplete((r, e) -> {
       if (e != null) {
         promise.fail(FdbErrors.unwrap(e));
       } else {

@@ -44,4 +44,18 @@ public final class StoreProbe {
   public static int[] detectorConnections(FailureDetector detector) {
     return new int[] {detector.acceptedConnections(), detector.maxConnections()};
   }
+
+  /**
+   * Makes every counter attempt of {@code store}'s node run {@code hook} between its writes and its commit
+   * (null: none); a failed future fails the attempt as a failed commit would.
+   */
+  public static void beforeCounterCommit(ClusterStore store,
+      java.util.function.Function<com.apple.foundationdb.Transaction, java.util.concurrent.CompletableFuture<Void>> hook) {
+    store.counterBeforeCommit = hook;
+  }
+
+  /** The counter transactions {@code store}'s node has committed and attempted so far. */
+  public static long[] counterCommitsAndAttempts(ClusterStore store) {
+    return new long[] {store.counterCommits.sum(), store.counterAttempts.sum()};
+  }
 }
