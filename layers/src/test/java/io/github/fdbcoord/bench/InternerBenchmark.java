@@ -39,6 +39,11 @@ import java.util.concurrent.atomic.LongAdder;
  * 10 s and every minute, then the average over the whole run, the last minute's rate and the store
  * size reached (strings, data directory bytes). {@code bench.cacheMb} sets the interner's cache
  * (default: the interner's default).
+ *
+ * <p>The new-strings figure gives the CPU time per string of this process (the client) and, with
+ * {@code -Dbench.serverPids=PID[,PID...]} (fdbserver processes on this machine), of those processes,
+ * both over the measured window. {@code -Dbench.servicePerClient=true} gives each client an
+ * interner service of its own (nothing coalesced across clients), for comparison.
  */
 public final class InternerBenchmark {
   private static final int SECONDS = Integer.getInteger("bench.seconds", 10);
@@ -214,9 +219,23 @@ public final class InternerBenchmark {
         .cacheMaxBytes(512L << 20).build());
     StringInterner interner = service.open("bench").get();
 
-    Result interned = newStrings(interner);
-    print(label, "new strings/s (" + CLIENTS + " clients, batches of " + BATCH + ")", interned,
-        String.format(" %d strings, mean batch latency %.1f ms |", interned.count, interned.meanLatencyMs()));
+    Result interned;
+    if (Boolean.getBoolean("bench.servicePerClient")) {
+      StringInterner[] own = new StringInterner[CLIENTS];
+      for (int c = 0; c < CLIENTS; c++) {
+        own[c] = InternerService.create(db, InternerOptions.builder().rootPath(root).cacheMaxBytes(8L << 20).build())
+            .open("bench").get();
+      }
+      interned = newStrings(c -> own[c]);
+    } else {
+      interned = newStrings(c -> interner);
+    }
+    print(label, "new strings/s (" + CLIENTS + " clients, batches of " + BATCH
+        + (Boolean.getBoolean("bench.servicePerClient") ? ", a service per client" : "") + ")", interned,
+        String.format(" %d strings, mean batch latency %.1f ms; CPU per string: client %.1f µs%s [%s] |",
+            interned.count, interned.meanLatencyMs(), interned.cpuNanos / 1e3 / interned.count,
+            SERVER_PIDS.length == 0 ? "" : String.format(", fdbserver %.1f µs", interned.serverCpuNanos / 1e3 / interned.count),
+            DurableStorageBenchmark.load()));
 
     if (Boolean.getBoolean("bench.internOnly")) {
       return;
@@ -269,7 +288,11 @@ public final class InternerBenchmark {
     return "at://did:plc:client" + client + "/app.bsky.feed.post/" + n;
   }
 
-  private record Result(long count, long calls, long nanos, long latencyNanos, long cpuNanos) {
+  private record Result(long count, long calls, long nanos, long latencyNanos, long cpuNanos, long serverCpuNanos) {
+    Result(long count, long calls, long nanos, long latencyNanos, long cpuNanos) {
+      this(count, calls, nanos, latencyNanos, cpuNanos, 0);
+    }
+
     double perSecond() {
       return count * 1e9 / nanos;
     }
@@ -285,7 +308,7 @@ public final class InternerBenchmark {
   }
 
   /** 64 clients each interning batches of new strings back to back; counts during the measured window. */
-  private static Result newStrings(StringInterner interner) throws Exception {
+  private static Result newStrings(java.util.function.IntFunction<StringInterner> interner) throws Exception {
     AtomicLong[] next = new AtomicLong[CLIENTS];
     for (int c = 0; c < CLIENTS; c++) {
       next[c] = new AtomicLong();
@@ -295,7 +318,7 @@ public final class InternerBenchmark {
       for (int i = 0; i < BATCH; i++) {
         batch.add(name(c, next[c].getAndIncrement()));
       }
-      return interner.intern(batch);
+      return interner.apply(c).intern(batch);
     }, BATCH);
   }
 
@@ -355,17 +378,19 @@ public final class InternerBenchmark {
     }
     TimeUnit.SECONDS.sleep(WARMUP);
     long cpu0 = cpuNanos();
+    long serverCpu0 = serverCpuNanos();
     measuring.set(true);
     long start = System.nanoTime();
     TimeUnit.SECONDS.sleep(SECONDS);
     measuring.set(false);
     long nanos = System.nanoTime() - start;
     long cpu = cpuNanos() - cpu0;
+    long serverCpu = serverCpuNanos() - serverCpu0;
     long n = calls.sum();
     long lat = latency.sum();
     stop.set(true);
     CompletableFuture.allOf(done.toArray(new CompletableFuture<?>[0])).get(60, TimeUnit.SECONDS);
-    return new Result(n * perCall, n, nanos, lat, cpu);
+    return new Result(n * perCall, n, nanos, lat, cpu, serverCpu);
   }
 
   private static void loop(int client, java.util.function.IntFunction<CompletableFuture<?>> call, AtomicBoolean measuring,
@@ -432,6 +457,28 @@ public final class InternerBenchmark {
   private static void print(String engine, String figure, Result r, String extra) {
     System.out.printf("| %s | %s | %,.0f | %,.0f |%s%n", engine, figure, r.perSecond(), r.perCpuSecond(), extra);
   }
+
+  private static final String[] SERVER_PIDS = System.getProperty("bench.serverPids", "").isBlank()
+      ? new String[0] : System.getProperty("bench.serverPids").split(",");
+
+  /** User and system CPU time of the {@code bench.serverPids} processes, from /proc (Linux only). */
+  private static long serverCpuNanos() {
+    long ticks = 0;
+    for (String pid : SERVER_PIDS) {
+      try {
+        String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc", pid.trim(), "stat"));
+        // Fields after the command name, which is in parentheses and may hold spaces: utime is the 12th, stime the 13th.
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException("bench.serverPids: cannot read /proc/" + pid + "/stat", e);
+      }
+    }
+    return ticks * (1_000_000_000L / CLOCK_TICKS_PER_SECOND);
+  }
+
+  /** USER_HZ: 100 on every Linux this runs on; /proc gives CPU time in these ticks. */
+  private static final long CLOCK_TICKS_PER_SECOND = 100;
 
   private static long cpuNanos() {
     return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
