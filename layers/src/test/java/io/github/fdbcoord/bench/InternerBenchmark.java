@@ -44,6 +44,11 @@ import java.util.concurrent.atomic.LongAdder;
  * {@code -Dbench.serverPids=PID[,PID...]} (fdbserver processes on this machine), of those processes,
  * both over the measured window. {@code -Dbench.servicePerClient=true} gives each client an
  * interner service of its own (nothing coalesced across clients), for comparison.
+ * {@code -Dbench.verify=true} keeps every id the clients were told and checks afterwards, through a
+ * service without cache, that no id was told for two strings and that every string resolves to its
+ * id and its id looks up to it (the interner's invariants, on whatever store the run measures).
+ * {@code -Dbench.overlap=true} has clients 2k and 2k+1 intern the same strings at about the same
+ * time, so that their transactions conflict and retry (the rate then counts each string twice).
  */
 public final class InternerBenchmark {
   private static final int SECONDS = Integer.getInteger("bench.seconds", 10);
@@ -230,6 +235,9 @@ public final class InternerBenchmark {
     } else {
       interned = newStrings(c -> interner);
     }
+    if (VERIFY) {
+      verify(db, root);
+    }
     print(label, "new strings/s (" + CLIENTS + " clients, batches of " + BATCH
         + (Boolean.getBoolean("bench.servicePerClient") ? ", a service per client" : "") + ")", interned,
         String.format(" %d strings, mean batch latency %.1f ms; CPU per string: client %.1f µs%s [%s] |",
@@ -274,6 +282,39 @@ public final class InternerBenchmark {
         batched, String.format(" mean call latency %.2f ms |", batched.meanLatencyMs()));
   }
 
+  private static final boolean VERIFY = Boolean.getBoolean("bench.verify");
+  private static final boolean OVERLAP = Boolean.getBoolean("bench.overlap");
+  /** With {@code bench.verify}: every string interned by {@link #newStrings} and the id its client was told. */
+  private static final java.util.concurrent.ConcurrentHashMap<String, Long> TOLD = new java.util.concurrent.ConcurrentHashMap<>();
+
+  private static void verify(Database db, List<String> root) throws Exception {
+    StringInterner fresh = InternerService.create(db, InternerOptions.builder().rootPath(root).cacheMaxBytes(0).build())
+        .open("bench").get();
+    java.util.Map<Long, String> owners = new java.util.HashMap<>();
+    TOLD.forEach((s, id) -> {
+      String prior = owners.put(id, s);
+      if (prior != null) {
+        throw new AssertionError("id " + id + " told for both " + prior + " and " + s);
+      }
+    });
+    List<String> strings = new ArrayList<>(TOLD.keySet());
+    for (int from = 0; from < strings.size(); from += 1000) {
+      List<String> chunk = strings.subList(from, Math.min(strings.size(), from + 1000));
+      List<java.util.OptionalLong> ids = fresh.resolve(chunk).get();
+      List<Long> told = chunk.stream().map(TOLD::get).toList();
+      List<java.util.Optional<String>> back = fresh.lookup(told).get();
+      for (int i = 0; i < chunk.size(); i++) {
+        if (ids.get(i).isEmpty() || ids.get(i).getAsLong() != told.get(i)) {
+          throw new AssertionError(chunk.get(i) + " resolves to " + ids.get(i) + ", its client was told " + told.get(i));
+        }
+        if (!back.get(i).equals(java.util.Optional.of(chunk.get(i)))) {
+          throw new AssertionError("id " + told.get(i) + " looks up to " + back.get(i) + ", not " + chunk.get(i));
+        }
+      }
+    }
+    System.out.printf("verified: %,d strings, each id told once, each string resolves to its id and back%n", TOLD.size());
+  }
+
   private static List<Long> randomIds(long[] ids, int n) {
     List<Long> out = new ArrayList<>(n);
     ThreadLocalRandom r = ThreadLocalRandom.current();
@@ -316,9 +357,17 @@ public final class InternerBenchmark {
     return concurrentClients(c -> {
       List<String> batch = new ArrayList<>(BATCH);
       for (int i = 0; i < BATCH; i++) {
-        batch.add(name(c, next[c].getAndIncrement()));
+        batch.add(name(OVERLAP ? c / 2 : c, next[c].getAndIncrement()));
       }
-      return interner.apply(c).intern(batch);
+      CompletableFuture<List<Long>> ids = interner.apply(c).intern(batch);
+      return VERIFY ? ids.thenAccept(told -> {
+        for (int i = 0; i < batch.size(); i++) {
+          Long prior = TOLD.putIfAbsent(batch.get(i), told.get(i));
+          if (prior != null && !prior.equals(told.get(i))) {
+            throw new AssertionError(batch.get(i) + " was told " + prior + " and " + told.get(i));
+          }
+        }
+      }) : ids;
     }, BATCH);
   }
 
