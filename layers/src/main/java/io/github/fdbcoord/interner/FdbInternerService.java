@@ -193,10 +193,6 @@ final class FdbInternerService implements InternerService {
 
   /** A read-write transaction with the configured timeout, retry limit and executor; failures as InternerException. */
   <T> CompletableFuture<T> run(Function<Transaction, CompletableFuture<T>> body) {
-    return run(body, executor);
-  }
-
-  private <T> CompletableFuture<T> run(Function<Transaction, CompletableFuture<T>> body, Executor on) {
     AtomicBoolean first = new AtomicBoolean(true);
     return mapErrors(db.runAsync(tr -> {
       // Timeout and retry limit cover all attempts (API >= 610 keeps them across onError), so set them once.
@@ -204,64 +200,18 @@ final class FdbInternerService implements InternerService {
         applyTimeout(tr);
       }
       return body.apply(tr);
-    }, on));
+    }, executor));
   }
 
   /** A read-only transaction with the configured timeout, retry limit and executor; failures as InternerException. */
   <T> CompletableFuture<T> read(Function<ReadTransaction, CompletableFuture<T>> body) {
-    return read(body, executor);
-  }
-
-  private <T> CompletableFuture<T> read(Function<ReadTransaction, CompletableFuture<T>> body, Executor on) {
     AtomicBoolean first = new AtomicBoolean(true);
     return mapErrors(db.readAsync(tr -> {
       if (first.getAndSet(false)) {
         applyTimeout(tr);
       }
       return body.apply(tr);
-    }, on));
-  }
-
-  /**
-   * Where the continuations of {@link #runOnStoreThread} run: on the thread that completes the
-   * store's future (FoundationDB's network thread, the in-memory engine's caller). fdb-java hands
-   * every completed read to the transaction's executor, one task and usually one thread wake-up per
-   * read: for a transaction of a hundred reads that hand-off was most of the client's CPU.
-   */
-  private static final Executor STORE_THREAD = Runnable::run;
-
-  /**
-   * {@link #run}, with the transaction's reads completed and its body continued on the store's own
-   * thread, and only the outcome handed to the executor. For bodies that never block and do little
-   * per read: whatever they do delays every other transaction of the process on that thread.
-   */
-  <T> CompletableFuture<T> runOnStoreThread(Function<Transaction, CompletableFuture<T>> body) {
-    return onExecutor(run(body, STORE_THREAD));
-  }
-
-  /** {@link #read}, as {@link #runOnStoreThread} runs it. */
-  <T> CompletableFuture<T> readOnStoreThread(Function<ReadTransaction, CompletableFuture<T>> body) {
-    return onExecutor(read(body, STORE_THREAD));
-  }
-
-  /** The outcome of {@code f}, completed on the executor: callers' continuations must not run on the store's thread. */
-  private <T> CompletableFuture<T> onExecutor(CompletableFuture<T> f) {
-    CompletableFuture<T> handed = new CompletableFuture<>();
-    f.whenComplete((value, error) -> {
-      Runnable complete = () -> {
-        if (error != null) {
-          handed.completeExceptionally(error);
-        } else {
-          handed.complete(value);
-        }
-      };
-      try {
-        executor.execute(complete);
-      } catch (RuntimeException rejected) {
-        complete.run(); // an executor shut down must not leave the caller waiting
-      }
-    });
-    return handed;
+    }, executor));
   }
 
   private void applyTimeout(ReadTransaction tr) {

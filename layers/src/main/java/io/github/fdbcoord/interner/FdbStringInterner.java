@@ -43,9 +43,9 @@ final class FdbStringInterner implements StringInterner {
     this.cache = service.cache();
     this.options = service.options();
     this.interns = coalescer(this::internTransaction, FdbStringInterner::weightOf);
-    this.lookups = coalescer(ids -> service.readOnStoreThread(tr -> readStrings(tr, ids))
+    this.lookups = coalescer(ids -> service.read(tr -> readStrings(tr, ids))
         .thenApply(this::rememberStrings), id -> Long.BYTES);
-    this.resolves = coalescer(strings -> service.readOnStoreThread(tr -> readIds(tr, strings))
+    this.resolves = coalescer(strings -> service.read(tr -> readIds(tr, strings))
         .thenApply(this::remember), FdbStringInterner::weightOf);
   }
 
@@ -62,9 +62,9 @@ final class FdbStringInterner implements StringInterner {
    * FoundationDB, 64 clients interning batches of 100 through 4 shared transactions were 1.29x
    * slower than with a handle each (see BENCHMARKS.md, Interner).
    */
-  static final int FULL_BATCH = Integer.getInteger("fdbcoord.interner.fullBatch", 64);
+  static final int FULL_BATCH = 64;
   /** Most transactions of one kind a handle runs at once, full batches included. */
-  static final int MAX_IN_FLIGHT_FULL = Integer.getInteger("fdbcoord.interner.maxInFlightFull", 64);
+  static final int MAX_IN_FLIGHT_FULL = 64;
   /** Bytes of strings one coalesced transaction takes at most (FoundationDB advises transactions under 1 MB). */
   static final long MAX_BATCH_BYTES = 1 << 20;
 
@@ -129,7 +129,7 @@ final class FdbStringInterner implements StringInterner {
   /** One transaction interning {@code strings} (the misses of one call, or of several coalesced); their ids. */
   private CompletableFuture<Map<String, Long>> internTransaction(List<String> strings) {
     service.internTransactions.increment();
-    return service.runOnStoreThread(tr -> internInTransaction(tr, strings))
+    return service.run(tr -> internInTransaction(tr, strings))
         .thenApply(batch -> {
           // Read-through: only ids the transaction read are cached; newly assigned ones are
           // cached when a later read proves them (see InternerCache).

@@ -242,8 +242,15 @@ public final class InternerBenchmark {
         + (Boolean.getBoolean("bench.servicePerClient") ? ", a service per client" : "") + ")", interned,
         String.format(" %d strings, mean batch latency %.1f ms; CPU per string: client %.1f µs%s [%s] |",
             interned.count, interned.meanLatencyMs(), interned.cpuNanos / 1e3 / interned.count,
-            SERVER_PIDS.length == 0 ? "" : String.format(", fdbserver %.1f µs", interned.serverCpuNanos / 1e3 / interned.count),
+            SERVER_PIDS.length == 0 ? "" : String.format(", fdbserver %.1f µs%s", interned.serverCpuNanos / 1e3 / interned.count,
+                perServer(interned.count)),
             DurableStorageBenchmark.load()));
+    System.out.println("  client CPU per string by thread: " + THREAD_GROUPS_WINDOW.entrySet().stream()
+        .sorted(java.util.Map.Entry.<String, Long>comparingByValue().reversed()).limit(6)
+        .map(e -> String.format("%s %.1f µs", e.getKey(), e.getValue() / 1e3 / interned.count))
+        .collect(java.util.stream.Collectors.joining(", "))
+        + String.format("; the busiest thread (%s) %.1f µs, i.e. %.0f %% of a core", BUSIEST_THREAD,
+            BUSIEST_THREAD_NANOS / 1e3 / interned.count, BUSIEST_THREAD_NANOS * 100.0 / interned.nanos));
 
     if (Boolean.getBoolean("bench.internOnly")) {
       return;
@@ -427,14 +434,23 @@ public final class InternerBenchmark {
     }
     TimeUnit.SECONDS.sleep(WARMUP);
     long cpu0 = cpuNanos();
+    java.util.Map<Long, Long> threads0 = threadCpu();
     long serverCpu0 = serverCpuNanos();
+    long[] perServer0 = new long[SERVER_PIDS.length];
+    for (int i = 0; i < SERVER_PIDS.length; i++) {
+      perServer0[i] = serverCpuNanos(SERVER_PIDS[i]);
+    }
     measuring.set(true);
     long start = System.nanoTime();
     TimeUnit.SECONDS.sleep(SECONDS);
     measuring.set(false);
     long nanos = System.nanoTime() - start;
     long cpu = cpuNanos() - cpu0;
+    THREAD_GROUPS_WINDOW = threadGroups(threads0, threadCpu());
     long serverCpu = serverCpuNanos() - serverCpu0;
+    for (int i = 0; i < SERVER_PIDS.length; i++) {
+      SERVER_WINDOW_NANOS[i] = serverCpuNanos(SERVER_PIDS[i]) - perServer0[i];
+    }
     long n = calls.sum();
     long lat = latency.sum();
     stop.set(true);
@@ -510,20 +526,73 @@ public final class InternerBenchmark {
   private static final String[] SERVER_PIDS = System.getProperty("bench.serverPids", "").isBlank()
       ? new String[0] : System.getProperty("bench.serverPids").split(",");
 
+  /** Per server process, its CPU time over the last measured window (set by {@link #concurrentClients}). */
+  private static final long[] SERVER_WINDOW_NANOS = new long[SERVER_PIDS.length];
+
+  /** " (pid 12: 3.1 µs, pid 13: ...)" for several server processes, per string; "" for one. */
+  private static String perServer(long strings) {
+    if (SERVER_PIDS.length < 2) {
+      return "";
+    }
+    List<String> parts = new ArrayList<>();
+    for (int i = 0; i < SERVER_PIDS.length; i++) {
+      parts.add(String.format("pid %s: %.1f µs", SERVER_PIDS[i].trim(), SERVER_WINDOW_NANOS[i] / 1e3 / strings));
+    }
+    return " (" + String.join(", ", parts) + ")";
+  }
+
   /** User and system CPU time of the {@code bench.serverPids} processes, from /proc (Linux only). */
   private static long serverCpuNanos() {
-    long ticks = 0;
-    for (String pid : SERVER_PIDS) {
-      try {
-        String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc", pid.trim(), "stat"));
-        // Fields after the command name, which is in parentheses and may hold spaces: utime is the 12th, stime the 13th.
-        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-        ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
-      } catch (java.io.IOException e) {
-        throw new java.io.UncheckedIOException("bench.serverPids: cannot read /proc/" + pid + "/stat", e);
+    long total = 0;
+    for (int i = 0; i < SERVER_PIDS.length; i++) {
+      total += serverCpuNanos(SERVER_PIDS[i]);
+    }
+    return total;
+  }
+
+  private static long serverCpuNanos(String pid) {
+    try {
+      String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc", pid.trim(), "stat"));
+      // Fields after the command name, which is in parentheses and may hold spaces: utime is the 12th, stime the 13th.
+      String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+      return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * (1_000_000_000L / CLOCK_TICKS_PER_SECOND);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException("bench.serverPids: cannot read /proc/" + pid + "/stat", e);
+    }
+  }
+
+  /** CPU time of the client's threads over the last measured window, by thread name with its digits left out. */
+  private static java.util.Map<String, Long> THREAD_GROUPS_WINDOW = java.util.Map.of();
+  /** The one thread that used the most CPU over the window: the network thread, when one thread limits the client. */
+  private static String BUSIEST_THREAD = "";
+  private static long BUSIEST_THREAD_NANOS;
+
+  private static java.util.Map<Long, Long> threadCpu() {
+    java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+    java.util.Map<Long, Long> cpu = new java.util.HashMap<>();
+    for (long id : mx.getAllThreadIds()) {
+      long t = mx.getThreadCpuTime(id);
+      if (t >= 0) {
+        cpu.put(id, t);
       }
     }
-    return ticks * (1_000_000_000L / CLOCK_TICKS_PER_SECOND);
+    return cpu;
+  }
+
+  private static java.util.Map<String, Long> threadGroups(java.util.Map<Long, Long> before, java.util.Map<Long, Long> after) {
+    java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+    java.util.Map<String, Long> groups = new java.util.HashMap<>();
+    BUSIEST_THREAD_NANOS = 0;
+    after.forEach((id, t) -> {
+      java.lang.management.ThreadInfo info = mx.getThreadInfo(id);
+      if (t - before.getOrDefault(id, 0L) > BUSIEST_THREAD_NANOS) {
+        BUSIEST_THREAD_NANOS = t - before.getOrDefault(id, 0L);
+        BUSIEST_THREAD = info == null ? "ended" : info.getThreadName();
+      }
+      String name = info == null ? "ended" : info.getThreadName().replaceAll("[0-9]+", "N");
+      groups.merge(name, t - before.getOrDefault(id, 0L), Long::sum);
+    });
+    return groups;
   }
 
   /** USER_HZ: 100 on every Linux this runs on; /proc gives CPU time in these ticks. */
