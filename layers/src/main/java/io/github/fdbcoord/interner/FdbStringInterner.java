@@ -63,15 +63,14 @@ final class FdbStringInterner implements StringInterner {
    * slower than with a handle each (see BENCHMARKS.md, Interner).
    */
   static final int FULL_BATCH = 64;
-  /** Most transactions of one kind a handle runs at once, full batches included. */
-  static final int MAX_IN_FLIGHT_FULL = 64;
   /** Bytes of strings one coalesced transaction takes at most (FoundationDB advises transactions under 1 MB). */
   static final long MAX_BATCH_BYTES = 1 << 20;
 
   private <K, V> Coalescer<K, V> coalescer(Function<List<K>, CompletableFuture<Map<K, V>>> tx,
       ToLongFunction<K> weight) {
     return new Coalescer<>(tx, FdbStringInterner::sharedByEveryRequest, weight, options.maxBatchSize(),
-        MAX_BATCH_BYTES, MAX_IN_FLIGHT, FULL_BATCH, MAX_IN_FLIGHT_FULL, service.executor(), options.batchWindow());
+        MAX_BATCH_BYTES, Math.min(MAX_IN_FLIGHT, options.maxTransactionsInFlight()), FULL_BATCH,
+        options.maxTransactionsInFlight(), service.executor(), options.batchWindow());
   }
 
   /** Failures every request of a batch would have met alone: no point in running them again one by one. */

@@ -42,7 +42,8 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>The new-strings figure gives the CPU time per string of this process (the client) and, with
  * {@code -Dbench.serverPids=PID[,PID...]} (fdbserver processes on this machine), of those processes,
- * both over the measured window. {@code -Dbench.servicePerClient=true} gives each client an
+ * both over the measured window. {@code -Dbench.inFlight=N} sets the interner's
+ * {@code maxTransactionsInFlight}. {@code -Dbench.servicePerClient=true} gives each client an
  * interner service of its own (nothing coalesced across clients), for comparison.
  * {@code -Dbench.verify=true} keeps every id the clients were told and checks afterwards, through a
  * service without cache, that no id was told for two strings and that every string resolves to its
@@ -220,8 +221,11 @@ public final class InternerBenchmark {
     List<String> root = List.of("bench", UUID.randomUUID().toString());
     // No clean-up: the caller closes this fresh database, and clearing millions of keys first would
     // only leave the collector more to do.
-    InternerService service = InternerService.create(db, InternerOptions.builder().rootPath(root)
-        .cacheMaxBytes(512L << 20).build());
+    InternerOptions.Builder options = InternerOptions.builder().rootPath(root).cacheMaxBytes(512L << 20);
+    if (Integer.getInteger("bench.inFlight") != null) {
+      options.maxTransactionsInFlight(Integer.getInteger("bench.inFlight"));
+    }
+    InternerService service = InternerService.create(db, options.build());
     StringInterner interner = service.open("bench").get();
 
     Result interned;

@@ -264,6 +264,13 @@ class InternerCoalescingTest {
     }
   }
 
+  @Test
+  void maxTransactionsInFlightDefaultsTo64AndRefusesLessThanOne() {
+    assertEquals(64, InternerOptions.defaults().maxTransactionsInFlight());
+    assertEquals(4, InternerOptions.builder().maxTransactionsInFlight(4).build().maxTransactionsInFlight());
+    assertThrows(IllegalArgumentException.class, () -> InternerOptions.builder().maxTransactionsInFlight(0));
+  }
+
   private static List<Integer> range(int from, int n) {
     List<Integer> keys = new ArrayList<>();
     for (int i = 0; i < n; i++) {
