@@ -43,10 +43,10 @@ final class FdbStringInterner implements StringInterner {
     this.cache = service.cache();
     this.options = service.options();
     this.interns = coalescer(this::internTransaction, FdbStringInterner::weightOf);
-    this.lookups = coalescer(ids -> service.read(tr -> readStrings(tr, ids))
-        .thenApply(this::rememberStrings), id -> Long.BYTES);
-    this.resolves = coalescer(strings -> service.read(tr -> readIds(tr, strings))
-        .thenApply(this::remember), FdbStringInterner::weightOf);
+    this.lookups = coalescer(ids -> service.read(tr -> readStrings(tr, ids)).thenApply(this::rememberStrings),
+        id -> Long.BYTES);
+    this.resolves = coalescer(strings -> service.read(tr -> readIds(tr, strings)).thenApply(this::remember),
+        FdbStringInterner::weightOf);
   }
 
   /**
@@ -56,11 +56,12 @@ final class FdbStringInterner implements StringInterner {
    */
   static final int MAX_IN_FLIGHT = 4;
   /**
-   * Keys from which waiting calls start a transaction of their own past {@link #MAX_IN_FLIGHT}: at a
-   * hundred strings the reads and writes per string cost far more than a transaction's read
-   * version and commit, so sharing saves little and waiting costs the concurrency. On one real
-   * FoundationDB, 64 clients interning batches of 100 through 4 shared transactions were 1.29x
-   * slower than with a handle each (see BENCHMARKS.md, Interner).
+   * Keys from which waiting calls start a transaction of their own past {@link #MAX_IN_FLIGHT} (up to
+   * {@link InternerOptions#maxTransactionsInFlight()}): at a hundred strings the reads and writes per
+   * string cost far more than a transaction's read version and commit, so sharing saves little and
+   * waiting costs the concurrency. On one real FoundationDB, 64 clients interning batches of 100
+   * through 4 shared transactions were once measured 1.29x slower than with a handle each; issue
+   * 36's runs found the two rates alike and 4 in flight cheaper in client CPU (docs/sizing.md).
    */
   static final int FULL_BATCH = 64;
   /** Bytes of strings one coalesced transaction takes at most (FoundationDB advises transactions under 1 MB). */
