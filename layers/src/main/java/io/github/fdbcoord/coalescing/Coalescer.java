@@ -27,6 +27,13 @@ import java.util.function.ToLongFunction;
  * run again alone, so one request's problem (a batch too large for one transaction, say) stays its
  * own and never fails its neighbours.
  *
+ * <p>Waiting pays when a transaction's fixed cost (its read version, its commit) is large beside its
+ * per-key cost, i.e. for small requests; a request as large as {@code fullBatch} keys gains little
+ * from sharing and loses the concurrency it waits for. So requests that bring the waiting keys to
+ * {@code fullBatch} start a transaction at once as long as fewer than {@code maxInFlightFull} run:
+ * many callers with large batches get as many transactions as they would with a coalescer each,
+ * many callers with small ones still share.
+ *
  * <p>On a store whose transactions complete before they return (the in-memory engine), no request
  * ever finds one running, so each would run alone however many arrive together. A {@code window}
  * executor fixes that: the request that would start a transaction at once hands its start to the
@@ -44,10 +51,14 @@ public final class Coalescer<K, V> {
   private final int maxKeys;
   private final long maxWeight;
   private final int maxInFlight;
+  private final int fullBatch;
+  private final int maxInFlightFull;
   private final Executor executor;
   /** Where a transaction that may start at once starts (null: on the submitting thread, at once). */
   private final Executor window;
   private final ArrayDeque<Request<K, V>> waiting = new ArrayDeque<>();
+  /** Keys of the {@link #waiting} requests, counted with repeats. */
+  private long waitingKeys;
   private int inFlight;
   /** Whether a start handed to {@link #window} has not run yet: later requests join it. */
   private boolean startInWindow;
@@ -62,6 +73,23 @@ public final class Coalescer<K, V> {
   /** As the other constructor, with transactions that may start at once started through {@code window} (null: none). */
   public Coalescer(Function<List<K>, CompletableFuture<Map<K, V>>> transaction, Predicate<Throwable> sharedFailure,
       ToLongFunction<K> weight, int maxKeys, long maxWeight, int maxInFlight, Executor executor, Executor window) {
+    this(transaction, sharedFailure, weight, maxKeys, maxWeight, maxInFlight, Integer.MAX_VALUE, maxInFlight, executor,
+        window);
+  }
+
+  /**
+   * As the other constructors, with waiting requests that hold {@code fullBatch} keys or more started
+   * at once while fewer than {@code maxInFlightFull} transactions run (at least {@code maxInFlight}).
+   */
+  public Coalescer(Function<List<K>, CompletableFuture<Map<K, V>>> transaction, Predicate<Throwable> sharedFailure,
+      ToLongFunction<K> weight, int maxKeys, long maxWeight, int maxInFlight, int fullBatch, int maxInFlightFull,
+      Executor executor, Executor window) {
+    if (maxInFlight < 1 || maxInFlightFull < maxInFlight || fullBatch < 1) {
+      throw new IllegalArgumentException("need 1 <= maxInFlight <= maxInFlightFull and fullBatch >= 1, got "
+          + maxInFlight + ", " + maxInFlightFull + ", " + fullBatch);
+    }
+    this.fullBatch = fullBatch;
+    this.maxInFlightFull = maxInFlightFull;
     this.window = window;
     this.transaction = transaction;
     this.sharedFailure = sharedFailure;
@@ -84,7 +112,8 @@ public final class Coalescer<K, V> {
     List<Request<K, V>> batch;
     synchronized (this) {
       waiting.add(request);
-      if (startInWindow || inFlight >= maxInFlight) {
+      waitingKeys += keys.size();
+      if (startInWindow || !mayStart()) {
         return request.result();
       }
       inFlight++;
@@ -105,6 +134,11 @@ public final class Coalescer<K, V> {
       startFromWindow(); // a window that takes no task (shut down) must not leave the requests waiting
     }
     return request.result();
+  }
+
+  /** Whether another transaction may start now: below the coalescing limit, or a full batch waits. */
+  private boolean mayStart() {
+    return inFlight < maxInFlight || (waitingKeys >= fullBatch && inFlight < maxInFlightFull);
   }
 
   /** The start handed to the window: takes every request that arrived meanwhile (and fits). */
@@ -136,6 +170,7 @@ public final class Coalescer<K, V> {
         break;
       }
       batch.add(waiting.poll());
+      waitingKeys -= next.keys().size();
       keys += next.keys().size();
       w += next.weight();
     }

@@ -55,13 +55,23 @@ final class FdbStringInterner implements StringInterner {
    * together share transactions.
    */
   static final int MAX_IN_FLIGHT = 4;
+  /**
+   * Keys from which waiting calls start a transaction of their own past {@link #MAX_IN_FLIGHT} (up to
+   * {@link InternerOptions#maxTransactionsInFlight()}): at a hundred strings the reads and writes per
+   * string cost far more than a transaction's read version and commit, so sharing saves little and
+   * waiting costs the concurrency. On one real FoundationDB, 64 clients interning batches of 100
+   * through 4 shared transactions were once measured 1.29x slower than with a handle each; issue
+   * 36's runs found the two rates alike and 4 in flight cheaper in client CPU (docs/sizing.md).
+   */
+  static final int FULL_BATCH = 64;
   /** Bytes of strings one coalesced transaction takes at most (FoundationDB advises transactions under 1 MB). */
   static final long MAX_BATCH_BYTES = 1 << 20;
 
   private <K, V> Coalescer<K, V> coalescer(Function<List<K>, CompletableFuture<Map<K, V>>> tx,
       ToLongFunction<K> weight) {
     return new Coalescer<>(tx, FdbStringInterner::sharedByEveryRequest, weight, options.maxBatchSize(),
-        MAX_BATCH_BYTES, MAX_IN_FLIGHT, service.executor(), options.batchWindow());
+        MAX_BATCH_BYTES, Math.min(MAX_IN_FLIGHT, options.maxTransactionsInFlight()), FULL_BATCH,
+        options.maxTransactionsInFlight(), service.executor(), options.batchWindow());
   }
 
   /** Failures every request of a batch would have met alone: no point in running them again one by one. */
@@ -146,20 +156,22 @@ final class FdbStringInterner implements StringInterner {
    */
   private CompletableFuture<PendingBatch> internInTransaction(Transaction tr, List<String> strings) {
     service.internAttempts.increment();
-    CompletableFuture<Integer> meta = InternerSchema.readMeta(tr, schema.namespace());
-    Allocation allocation = new Allocation(tr, options.sequencePicker().pick(schema.sequenceBits()));
+    long firstSequence = options.sequencePicker().pick(schema.sequenceBits());
     // Packed once: the same keys are read now and written for the absent strings.
     byte[][] forwardKeys = new byte[strings.size()][];
-    List<CompletableFuture<Long>> existing = new ArrayList<>(strings.size());
+    ValueBatch reads = new ValueBatch(strings.size() + 2);
+    reads.add(0, tr.get(schema.metaKey()));
+    reads.add(1, schema.readCounterValue(tr, firstSequence));
     for (int i = 0; i < forwardKeys.length; i++) {
       forwardKeys[i] = schema.packForwardKey(strings.get(i));
-      existing.add(schema.readForward(tr, forwardKeys[i]));
+      reads.add(i + 2, tr.get(forwardKeys[i]));
     }
-    return CompletableFuture.allOf(existing.toArray(new CompletableFuture<?>[0]))
-        .thenCombine(meta, (v, bits) -> requireNamespace(bits))
-        .thenApply(v -> new PendingBatch(strings, forwardKeys, existing))
-        .thenCompose(batch -> allocation.take(batch.absentCount()).thenApply(batch::assign))
-        .thenApply(batch -> batch.write(tr));
+    return reads.values().thenCompose(values -> {
+      requireNamespace(values[0] == null ? null : InternerSchema.unpackMeta(values[0]));
+      PendingBatch batch = new PendingBatch(strings, forwardKeys, values);
+      Allocation allocation = new Allocation(tr, firstSequence, InternerSchema.unpackCounter(values[1]));
+      return allocation.take(batch.absentCount()).thenApply(ids -> batch.assign(ids).write(tr));
+    });
   }
 
   private Void requireNamespace(Integer bits) {
@@ -181,15 +193,16 @@ final class FdbStringInterner implements StringInterner {
     private final List<byte[]> absentKeys = new ArrayList<>();
     private long[] newIds;
 
-    PendingBatch(List<String> strings, byte[][] forwardKeys, List<CompletableFuture<Long>> existing) {
+    /** {@code values[i + 2]}: the forward record of {@code strings.get(i)}, null when absent. */
+    PendingBatch(List<String> strings, byte[][] forwardKeys, byte[][] values) {
       found = new HashMap<>();
       for (int i = 0; i < strings.size(); i++) {
-        Long id = resultOf(existing.get(i));
+        byte[] id = values[i + 2];
         if (id == null) {
           absent.add(strings.get(i));
           absentKeys.add(forwardKeys[i]);
         } else {
-          found.put(strings.get(i), id);
+          found.put(strings.get(i), InternerSchema.unpackIdValue(id));
         }
       }
       ids = new HashMap<>(found);
@@ -231,15 +244,17 @@ final class FdbStringInterner implements StringInterner {
     private int filled;
     private int exhaustedHits;
 
-    Allocation(Transaction tr, long firstSequence) {
+    /** {@code firstCounter}: the first sequence's counter, read with the transaction's other reads. */
+    Allocation(Transaction tr, long firstSequence, long firstCounter) {
       this.tr = tr;
       this.sequence = firstSequence;
-      this.counter = schema.readCounter(tr, firstSequence);
+      this.counter = CompletableFuture.completedFuture(firstCounter);
     }
 
     CompletableFuture<long[]> take(int count) {
       ids = new long[count];
-      if (count == 0) {
+      // Almost always the first sequence serves them all: no loop, no further future.
+      if (count == 0 || !takeFromCurrent(counter.join())) {
         return CompletableFuture.completedFuture(ids);
       }
       return AsyncUtil.whileTrue(() -> counter.thenApply(this::takeFromCurrent), service.executor())
@@ -337,21 +352,19 @@ final class FdbStringInterner implements StringInterner {
   }
 
   private CompletableFuture<Map<Long, String>> readStrings(ReadTransaction tr, List<Long> ids) {
-    List<CompletableFuture<String>> reads = new ArrayList<>(ids.size());
-    for (long id : ids) {
-      reads.add(schema.readReverse(tr, id));
+    ValueBatch reads = new ValueBatch(ids.size());
+    for (int i = 0; i < ids.size(); i++) {
+      reads.add(i, tr.get(schema.packReverseKey(ids.get(i))));
     }
-    return CompletableFuture.allOf(reads.toArray(new CompletableFuture<?>[0]))
-        .thenApply(v -> {
-          Map<Long, String> found = new HashMap<>(ids.size() * 2);
-          for (int i = 0; i < ids.size(); i++) {
-            String s = resultOf(reads.get(i));
-            if (s != null) {
-              found.put(ids.get(i), s);
-            }
-          }
-          return found;
-        });
+    return reads.values().thenApply(values -> {
+      Map<Long, String> found = new HashMap<>(ids.size() * 2);
+      for (int i = 0; i < ids.size(); i++) {
+        if (values[i] != null) {
+          found.put(ids.get(i), InternerSchema.unpackStringValue(values[i]));
+        }
+      }
+      return found;
+    });
   }
 
   private Map<Long, String> rememberStrings(Map<Long, String> found) {
@@ -398,21 +411,19 @@ final class FdbStringInterner implements StringInterner {
   }
 
   private CompletableFuture<Map<String, Long>> readIds(ReadTransaction tr, List<String> strings) {
-    List<CompletableFuture<Long>> reads = new ArrayList<>(strings.size());
-    for (String s : strings) {
-      reads.add(schema.readForward(tr, s));
+    ValueBatch reads = new ValueBatch(strings.size());
+    for (int i = 0; i < strings.size(); i++) {
+      reads.add(i, tr.get(schema.packForwardKey(strings.get(i))));
     }
-    return CompletableFuture.allOf(reads.toArray(new CompletableFuture<?>[0]))
-        .thenApply(v -> {
-          Map<String, Long> found = new HashMap<>(strings.size() * 2);
-          for (int i = 0; i < strings.size(); i++) {
-            Long id = resultOf(reads.get(i));
-            if (id != null) {
-              found.put(strings.get(i), id);
-            }
-          }
-          return found;
-        });
+    return reads.values().thenApply(values -> {
+      Map<String, Long> found = new HashMap<>(strings.size() * 2);
+      for (int i = 0; i < strings.size(); i++) {
+        if (values[i] != null) {
+          found.put(strings.get(i), InternerSchema.unpackIdValue(values[i]));
+        }
+      }
+      return found;
+    });
   }
 
   // ---- browsing: stats and pages in id order --------------------------------------------------
@@ -485,14 +496,6 @@ final class FdbStringInterner implements StringInterner {
           + schema.sequenceBits() + " bits) is 0, which is reserved");
     }
     return id;
-  }
-
-  /** The value of a future that allOf has already seen complete; never waits. */
-  private static <T> T resultOf(CompletableFuture<T> done) {
-    if (!done.isDone()) {
-      throw new IllegalStateException("future read before it completed");
-    }
-    return done.getNow(null);
   }
 
   private static List<Long> boxed(long[] ids) {

@@ -16,7 +16,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * <p>Defaults: namespaces under directory path {@code ["fdbcoord", "interner"]} of
  * {@link DirectoryLayer#getDefault()}, 16 sequence bits for new namespaces, 16 random tries to
  * find a non-exhausted sequence, batches of at most 10,000 strings, a 64 MiB cache, a 10 s
- * transaction timeout, no retry limit, the database's executor.
+ * transaction timeout, no retry limit, the database's executor, up to 64 transactions of one kind in
+ * flight per namespace handle for calls of 64 strings or more.
  */
 public final class InternerOptions {
   public static final List<String> DEFAULT_ROOT_PATH = LayerDefaults.directory("interner");
@@ -25,6 +26,7 @@ public final class InternerOptions {
   public static final int DEFAULT_MAX_BATCH_SIZE = 10_000;
   public static final long DEFAULT_CACHE_MAX_BYTES = 64L << 20;
   public static final Duration DEFAULT_TRANSACTION_TIMEOUT = Duration.ofSeconds(10);
+  public static final int DEFAULT_MAX_TRANSACTIONS_IN_FLIGHT = 64;
 
   /** Chooses a random sequence id in [1, 2^sequenceBits); replaceable in tests only. */
   interface SequencePicker {
@@ -49,6 +51,7 @@ public final class InternerOptions {
   private final int retryLimit;
   private final Executor executor;
   private final Executor batchWindow;
+  private final int maxTransactionsInFlight;
   private final DirectoryLayer directoryLayer;
   private final SequencePicker sequencePicker;
 
@@ -62,6 +65,7 @@ public final class InternerOptions {
     this.retryLimit = b.retryLimit;
     this.executor = b.executor;
     this.batchWindow = b.batchWindow;
+    this.maxTransactionsInFlight = b.maxTransactionsInFlight;
     this.directoryLayer = b.directoryLayer;
     this.sequencePicker = b.sequencePicker;
   }
@@ -131,6 +135,19 @@ public final class InternerOptions {
     return batchWindow;
   }
 
+  /**
+   * Most transactions of one kind (interning, lookups, resolves) a namespace handle runs at once.
+   * Up to 4 run for calls of any size; past that, further calls wait and share the next
+   * transaction, unless the waiting calls hold 64 strings or more, which start one of their own
+   * while fewer than this many run: at that size sharing saves little and waiting costs
+   * concurrency. Values of 4 or less make every call past the fourth wait. More in flight means a
+   * higher rate where latency limits it, and somewhat more client and server CPU per string where
+   * CPU does (see docs/sizing.md).
+   */
+  public int maxTransactionsInFlight() {
+    return maxTransactionsInFlight;
+  }
+
   public DirectoryLayer directoryLayer() {
     return directoryLayer;
   }
@@ -144,7 +161,7 @@ public final class InternerOptions {
     return "InternerOptions{rootPath=" + rootPath + ", sequenceBits=" + sequenceBits + ", maxSequenceTries="
         + maxSequenceTries + ", maxBatchSize=" + maxBatchSize + ", cacheMaxBytes=" + cacheMaxBytes
         + ", transactionTimeout=" + transactionTimeout + ", retryLimit=" + retryLimit + ", executor=" + executor
-        + ", batchWindow=" + batchWindow + "}";
+        + ", batchWindow=" + batchWindow + ", maxTransactionsInFlight=" + maxTransactionsInFlight + "}";
   }
 
   /** Builds {@link InternerOptions}; each setter refuses a bad value at once. */
@@ -158,6 +175,7 @@ public final class InternerOptions {
     private int retryLimit = -1;
     private Executor executor;
     private Executor batchWindow;
+    private int maxTransactionsInFlight = DEFAULT_MAX_TRANSACTIONS_IN_FLIGHT;
     private DirectoryLayer directoryLayer = DirectoryLayer.getDefault();
     private SequencePicker sequencePicker = RANDOM_SEQUENCE;
 
@@ -206,6 +224,11 @@ public final class InternerOptions {
     /** See {@link InternerOptions#batchWindow()}; null (the default): transactions start at once. */
     public Builder batchWindow(Executor window) {
       this.batchWindow = window;
+      return this;
+    }
+
+    public Builder maxTransactionsInFlight(int max) {
+      this.maxTransactionsInFlight = OptionChecks.atLeast(max, 1, "maxTransactionsInFlight");
       return this;
     }
 

@@ -60,6 +60,7 @@ final class InternerSchema {
   private final Subspace sequences;
   private final byte[] forwardPrefix;
   private final byte[] reversePrefix;
+  private final byte[] metaKey;
   private final int sequenceBits;
   private final int counterBits;
 
@@ -73,6 +74,7 @@ final class InternerSchema {
     this.sequences = namespace.get(SEQUENCE_TAG);
     this.forwardPrefix = forward.getKey();
     this.reversePrefix = reverse.getKey();
+    this.metaKey = metaKey(namespace);
     this.sequenceBits = sequenceBits;
     this.counterBits = 64 - sequenceBits;
   }
@@ -93,6 +95,11 @@ final class InternerSchema {
 
   static byte[] metaKey(Subspace namespace) {
     return namespace.pack(Tuple.from(META_TAG));
+  }
+
+  /** {@link #metaKey(Subspace)} of this namespace, packed once. */
+  byte[] metaKey() {
+    return metaKey;
   }
 
   static byte[] packMeta(int sequenceBits) {
@@ -158,8 +165,42 @@ final class InternerSchema {
 
   // ---- forward records: string -> id ----------------------------------------------------------
 
+  /**
+   * {@code forward.pack(Tuple.from(s))}, written straight into one array: the tuple layer builds a
+   * tuple, a list and an encoder per call, a cost paid for every new string.
+   */
   byte[] packForwardKey(String s) {
-    return forward.pack(Tuple.from(s));
+    long encoded = tupleStringLength(s);
+    if (encoded < 0 || encoded > Integer.MAX_VALUE - forwardPrefix.length) {
+      return forward.pack(Tuple.from(s)); // fails as the tuple layer fails on such strings
+    }
+    byte[] key = Arrays.copyOf(forwardPrefix, forwardPrefix.length + (int) encoded);
+    int p = forwardPrefix.length;
+    key[p++] = TUPLE_STRING_CODE;
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c < 0x80) {
+        key[p++] = (byte) c;
+        if (c == 0) {
+          key[p++] = (byte) 0xff; // the tuple encoding's escape of a NUL inside a string
+        }
+      } else if (c < 0x800) {
+        key[p++] = (byte) (0xc0 | (c >> 6));
+        key[p++] = (byte) (0x80 | (c & 0x3f));
+      } else if (Character.isHighSurrogate(c)) {
+        int cp = Character.toCodePoint(c, s.charAt(++i));
+        key[p++] = (byte) (0xf0 | (cp >> 18));
+        key[p++] = (byte) (0x80 | ((cp >> 12) & 0x3f));
+        key[p++] = (byte) (0x80 | ((cp >> 6) & 0x3f));
+        key[p++] = (byte) (0x80 | (cp & 0x3f));
+      } else {
+        key[p++] = (byte) (0xe0 | (c >> 12));
+        key[p++] = (byte) (0x80 | ((c >> 6) & 0x3f));
+        key[p++] = (byte) (0x80 | (c & 0x3f));
+      }
+    }
+    // The last byte, the string's terminator, is the 0 the array was created with.
+    return key;
   }
 
   String unpackForwardKey(byte[] key) {
@@ -329,7 +370,12 @@ final class InternerSchema {
    * counter in the read-conflict set, so two transactions taking ids from the same sequence conflict.
    */
   CompletableFuture<Long> readCounter(ReadTransaction tr, long sequenceId) {
-    return tr.get(packSequenceKey(sequenceId)).thenApply(InternerSchema::unpackCounter);
+    return readCounterValue(tr, sequenceId).thenApply(InternerSchema::unpackCounter);
+  }
+
+  /** {@link #readCounter}'s raw value (null for a sequence never used), for {@link #unpackCounter}. */
+  CompletableFuture<byte[]> readCounterValue(ReadTransaction tr, long sequenceId) {
+    return tr.get(packSequenceKey(sequenceId));
   }
 
   void writeCounter(Transaction tr, long sequenceId, long next) {

@@ -39,6 +39,17 @@ import java.util.concurrent.atomic.LongAdder;
  * 10 s and every minute, then the average over the whole run, the last minute's rate and the store
  * size reached (strings, data directory bytes). {@code bench.cacheMb} sets the interner's cache
  * (default: the interner's default).
+ *
+ * <p>The new-strings figure gives the CPU time per string of this process (the client) and, with
+ * {@code -Dbench.serverPids=PID[,PID...]} (fdbserver processes on this machine), of those processes,
+ * both over the measured window. {@code -Dbench.inFlight=N} sets the interner's
+ * {@code maxTransactionsInFlight}. {@code -Dbench.servicePerClient=true} gives each client an
+ * interner service of its own (nothing coalesced across clients), for comparison.
+ * {@code -Dbench.verify=true} keeps every id the clients were told and checks afterwards, through a
+ * service without cache, that no id was told for two strings and that every string resolves to its
+ * id and its id looks up to it (the interner's invariants, on whatever store the run measures).
+ * {@code -Dbench.overlap=true} has clients 2k and 2k+1 intern the same strings at about the same
+ * time, so that their transactions conflict and retry (the rate then counts each string twice).
  */
 public final class InternerBenchmark {
   private static final int SECONDS = Integer.getInteger("bench.seconds", 10);
@@ -210,13 +221,40 @@ public final class InternerBenchmark {
     List<String> root = List.of("bench", UUID.randomUUID().toString());
     // No clean-up: the caller closes this fresh database, and clearing millions of keys first would
     // only leave the collector more to do.
-    InternerService service = InternerService.create(db, InternerOptions.builder().rootPath(root)
-        .cacheMaxBytes(512L << 20).build());
+    InternerOptions.Builder options = InternerOptions.builder().rootPath(root).cacheMaxBytes(512L << 20);
+    if (Integer.getInteger("bench.inFlight") != null) {
+      options.maxTransactionsInFlight(Integer.getInteger("bench.inFlight"));
+    }
+    InternerService service = InternerService.create(db, options.build());
     StringInterner interner = service.open("bench").get();
 
-    Result interned = newStrings(interner);
-    print(label, "new strings/s (" + CLIENTS + " clients, batches of " + BATCH + ")", interned,
-        String.format(" %d strings, mean batch latency %.1f ms |", interned.count, interned.meanLatencyMs()));
+    Result interned;
+    if (Boolean.getBoolean("bench.servicePerClient")) {
+      StringInterner[] own = new StringInterner[CLIENTS];
+      for (int c = 0; c < CLIENTS; c++) {
+        own[c] = InternerService.create(db, InternerOptions.builder().rootPath(root).cacheMaxBytes(8L << 20).build())
+            .open("bench").get();
+      }
+      interned = newStrings(c -> own[c]);
+    } else {
+      interned = newStrings(c -> interner);
+    }
+    if (VERIFY) {
+      verify(db, root);
+    }
+    print(label, "new strings/s (" + CLIENTS + " clients, batches of " + BATCH
+        + (Boolean.getBoolean("bench.servicePerClient") ? ", a service per client" : "") + ")", interned,
+        String.format(" %d strings, mean batch latency %.1f ms; CPU per string: client %.1f µs%s [%s] |",
+            interned.count, interned.meanLatencyMs(), interned.cpuNanos / 1e3 / interned.count,
+            SERVER_PIDS.length == 0 ? "" : String.format(", fdbserver %.1f µs%s", interned.serverCpuNanos / 1e3 / interned.count,
+                perServer(interned.count)),
+            DurableStorageBenchmark.load()));
+    System.out.println("  client CPU per string by thread: " + THREAD_GROUPS_WINDOW.entrySet().stream()
+        .sorted(java.util.Map.Entry.<String, Long>comparingByValue().reversed()).limit(6)
+        .map(e -> String.format("%s %.1f µs", e.getKey(), e.getValue() / 1e3 / interned.count))
+        .collect(java.util.stream.Collectors.joining(", "))
+        + String.format("; the busiest thread (%s) %.1f µs, i.e. %.0f %% of a core", BUSIEST_THREAD,
+            BUSIEST_THREAD_NANOS / 1e3 / interned.count, BUSIEST_THREAD_NANOS * 100.0 / interned.nanos));
 
     if (Boolean.getBoolean("bench.internOnly")) {
       return;
@@ -255,6 +293,39 @@ public final class InternerBenchmark {
         batched, String.format(" mean call latency %.2f ms |", batched.meanLatencyMs()));
   }
 
+  private static final boolean VERIFY = Boolean.getBoolean("bench.verify");
+  private static final boolean OVERLAP = Boolean.getBoolean("bench.overlap");
+  /** With {@code bench.verify}: every string interned by {@link #newStrings} and the id its client was told. */
+  private static final java.util.concurrent.ConcurrentHashMap<String, Long> TOLD = new java.util.concurrent.ConcurrentHashMap<>();
+
+  private static void verify(Database db, List<String> root) throws Exception {
+    StringInterner fresh = InternerService.create(db, InternerOptions.builder().rootPath(root).cacheMaxBytes(0).build())
+        .open("bench").get();
+    java.util.Map<Long, String> owners = new java.util.HashMap<>();
+    TOLD.forEach((s, id) -> {
+      String prior = owners.put(id, s);
+      if (prior != null) {
+        throw new AssertionError("id " + id + " told for both " + prior + " and " + s);
+      }
+    });
+    List<String> strings = new ArrayList<>(TOLD.keySet());
+    for (int from = 0; from < strings.size(); from += 1000) {
+      List<String> chunk = strings.subList(from, Math.min(strings.size(), from + 1000));
+      List<java.util.OptionalLong> ids = fresh.resolve(chunk).get();
+      List<Long> told = chunk.stream().map(TOLD::get).toList();
+      List<java.util.Optional<String>> back = fresh.lookup(told).get();
+      for (int i = 0; i < chunk.size(); i++) {
+        if (ids.get(i).isEmpty() || ids.get(i).getAsLong() != told.get(i)) {
+          throw new AssertionError(chunk.get(i) + " resolves to " + ids.get(i) + ", its client was told " + told.get(i));
+        }
+        if (!back.get(i).equals(java.util.Optional.of(chunk.get(i)))) {
+          throw new AssertionError("id " + told.get(i) + " looks up to " + back.get(i) + ", not " + chunk.get(i));
+        }
+      }
+    }
+    System.out.printf("verified: %,d strings, each id told once, each string resolves to its id and back%n", TOLD.size());
+  }
+
   private static List<Long> randomIds(long[] ids, int n) {
     List<Long> out = new ArrayList<>(n);
     ThreadLocalRandom r = ThreadLocalRandom.current();
@@ -269,7 +340,11 @@ public final class InternerBenchmark {
     return "at://did:plc:client" + client + "/app.bsky.feed.post/" + n;
   }
 
-  private record Result(long count, long calls, long nanos, long latencyNanos, long cpuNanos) {
+  private record Result(long count, long calls, long nanos, long latencyNanos, long cpuNanos, long serverCpuNanos) {
+    Result(long count, long calls, long nanos, long latencyNanos, long cpuNanos) {
+      this(count, calls, nanos, latencyNanos, cpuNanos, 0);
+    }
+
     double perSecond() {
       return count * 1e9 / nanos;
     }
@@ -285,7 +360,7 @@ public final class InternerBenchmark {
   }
 
   /** 64 clients each interning batches of new strings back to back; counts during the measured window. */
-  private static Result newStrings(StringInterner interner) throws Exception {
+  private static Result newStrings(java.util.function.IntFunction<StringInterner> interner) throws Exception {
     AtomicLong[] next = new AtomicLong[CLIENTS];
     for (int c = 0; c < CLIENTS; c++) {
       next[c] = new AtomicLong();
@@ -293,9 +368,17 @@ public final class InternerBenchmark {
     return concurrentClients(c -> {
       List<String> batch = new ArrayList<>(BATCH);
       for (int i = 0; i < BATCH; i++) {
-        batch.add(name(c, next[c].getAndIncrement()));
+        batch.add(name(OVERLAP ? c / 2 : c, next[c].getAndIncrement()));
       }
-      return interner.intern(batch);
+      CompletableFuture<List<Long>> ids = interner.apply(c).intern(batch);
+      return VERIFY ? ids.thenAccept(told -> {
+        for (int i = 0; i < batch.size(); i++) {
+          Long prior = TOLD.putIfAbsent(batch.get(i), told.get(i));
+          if (prior != null && !prior.equals(told.get(i))) {
+            throw new AssertionError(batch.get(i) + " was told " + prior + " and " + told.get(i));
+          }
+        }
+      }) : ids;
     }, BATCH);
   }
 
@@ -355,17 +438,28 @@ public final class InternerBenchmark {
     }
     TimeUnit.SECONDS.sleep(WARMUP);
     long cpu0 = cpuNanos();
+    java.util.Map<Long, Long> threads0 = threadCpu();
+    long serverCpu0 = serverCpuNanos();
+    long[] perServer0 = new long[SERVER_PIDS.length];
+    for (int i = 0; i < SERVER_PIDS.length; i++) {
+      perServer0[i] = serverCpuNanos(SERVER_PIDS[i]);
+    }
     measuring.set(true);
     long start = System.nanoTime();
     TimeUnit.SECONDS.sleep(SECONDS);
     measuring.set(false);
     long nanos = System.nanoTime() - start;
     long cpu = cpuNanos() - cpu0;
+    THREAD_GROUPS_WINDOW = threadGroups(threads0, threadCpu());
+    long serverCpu = serverCpuNanos() - serverCpu0;
+    for (int i = 0; i < SERVER_PIDS.length; i++) {
+      SERVER_WINDOW_NANOS[i] = serverCpuNanos(SERVER_PIDS[i]) - perServer0[i];
+    }
     long n = calls.sum();
     long lat = latency.sum();
     stop.set(true);
     CompletableFuture.allOf(done.toArray(new CompletableFuture<?>[0])).get(60, TimeUnit.SECONDS);
-    return new Result(n * perCall, n, nanos, lat, cpu);
+    return new Result(n * perCall, n, nanos, lat, cpu, serverCpu);
   }
 
   private static void loop(int client, java.util.function.IntFunction<CompletableFuture<?>> call, AtomicBoolean measuring,
@@ -432,6 +526,81 @@ public final class InternerBenchmark {
   private static void print(String engine, String figure, Result r, String extra) {
     System.out.printf("| %s | %s | %,.0f | %,.0f |%s%n", engine, figure, r.perSecond(), r.perCpuSecond(), extra);
   }
+
+  private static final String[] SERVER_PIDS = System.getProperty("bench.serverPids", "").isBlank()
+      ? new String[0] : System.getProperty("bench.serverPids").split(",");
+
+  /** Per server process, its CPU time over the last measured window (set by {@link #concurrentClients}). */
+  private static final long[] SERVER_WINDOW_NANOS = new long[SERVER_PIDS.length];
+
+  /** " (pid 12: 3.1 µs, pid 13: ...)" for several server processes, per string; "" for one. */
+  private static String perServer(long strings) {
+    if (SERVER_PIDS.length < 2) {
+      return "";
+    }
+    List<String> parts = new ArrayList<>();
+    for (int i = 0; i < SERVER_PIDS.length; i++) {
+      parts.add(String.format("pid %s: %.1f µs", SERVER_PIDS[i].trim(), SERVER_WINDOW_NANOS[i] / 1e3 / strings));
+    }
+    return " (" + String.join(", ", parts) + ")";
+  }
+
+  /** User and system CPU time of the {@code bench.serverPids} processes, from /proc (Linux only). */
+  private static long serverCpuNanos() {
+    long total = 0;
+    for (int i = 0; i < SERVER_PIDS.length; i++) {
+      total += serverCpuNanos(SERVER_PIDS[i]);
+    }
+    return total;
+  }
+
+  private static long serverCpuNanos(String pid) {
+    try {
+      String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc", pid.trim(), "stat"));
+      // Fields after the command name, which is in parentheses and may hold spaces: utime is the 12th, stime the 13th.
+      String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+      return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * (1_000_000_000L / CLOCK_TICKS_PER_SECOND);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException("bench.serverPids: cannot read /proc/" + pid + "/stat", e);
+    }
+  }
+
+  /** CPU time of the client's threads over the last measured window, by thread name with its digits left out. */
+  private static java.util.Map<String, Long> THREAD_GROUPS_WINDOW = java.util.Map.of();
+  /** The one thread that used the most CPU over the window: the network thread, when one thread limits the client. */
+  private static String BUSIEST_THREAD = "";
+  private static long BUSIEST_THREAD_NANOS;
+
+  private static java.util.Map<Long, Long> threadCpu() {
+    java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+    java.util.Map<Long, Long> cpu = new java.util.HashMap<>();
+    for (long id : mx.getAllThreadIds()) {
+      long t = mx.getThreadCpuTime(id);
+      if (t >= 0) {
+        cpu.put(id, t);
+      }
+    }
+    return cpu;
+  }
+
+  private static java.util.Map<String, Long> threadGroups(java.util.Map<Long, Long> before, java.util.Map<Long, Long> after) {
+    java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+    java.util.Map<String, Long> groups = new java.util.HashMap<>();
+    BUSIEST_THREAD_NANOS = 0;
+    after.forEach((id, t) -> {
+      java.lang.management.ThreadInfo info = mx.getThreadInfo(id);
+      if (t - before.getOrDefault(id, 0L) > BUSIEST_THREAD_NANOS) {
+        BUSIEST_THREAD_NANOS = t - before.getOrDefault(id, 0L);
+        BUSIEST_THREAD = info == null ? "ended" : info.getThreadName();
+      }
+      String name = info == null ? "ended" : info.getThreadName().replaceAll("[0-9]+", "N");
+      groups.merge(name, t - before.getOrDefault(id, 0L), Long::sum);
+    });
+    return groups;
+  }
+
+  /** USER_HZ: 100 on every Linux this runs on; /proc gives CPU time in these ticks. */
+  private static final long CLOCK_TICKS_PER_SECOND = 100;
 
   private static long cpuNanos() {
     return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())

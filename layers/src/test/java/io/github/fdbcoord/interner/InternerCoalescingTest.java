@@ -209,6 +209,77 @@ class InternerCoalescingTest {
   }
 
   /**
+   * Requests that bring the waiting keys to a full batch start a transaction at once past the
+   * coalescing limit, up to their own limit; small requests still wait and share.
+   */
+  @Test
+  void fullBatchesStartAtOnceUpToTheirLimit() {
+    ExecutorService executor = Executors.newSingleThreadExecutor();
+    try {
+      List<List<Integer>> started = new ArrayList<>();
+      CompletableFuture<Void> gate = new CompletableFuture<>();
+      Coalescer<Integer, Integer> coalescer = new Coalescer<>(keys -> {
+        synchronized (started) {
+          started.add(keys);
+        }
+        return gate.thenApply(v -> {
+          Map<Integer, Integer> m = new HashMap<>();
+          keys.forEach(k -> m.put(k, -k));
+          return m;
+        });
+      }, e -> false, k -> 1, 1_000, 1_000_000, 1, 10, 3, executor, null);
+      List<Integer> full1 = range(100, 10);
+      List<Integer> full2 = range(200, 10);
+      List<Integer> full3 = range(300, 10);
+      List<CompletableFuture<Map<Integer, Integer>>> results = new ArrayList<>();
+      results.add(coalescer.submit(List.of(0)));  // starts: nothing runs
+      results.add(coalescer.submit(List.of(1)));  // waits: one runs, 1 key waiting
+      results.add(coalescer.submit(full1));       // 11 keys waiting: starts, taking the small one along
+      results.add(coalescer.submit(full2));       // starts: the third in flight
+      results.add(coalescer.submit(full3));       // waits: three in flight, the limit of full batches
+      results.add(coalescer.submit(List.of(2)));  // waits
+      synchronized (started) {
+        assertEquals(3, started.size());
+        assertEquals(List.of(0), started.get(0));
+        List<Integer> second = new ArrayList<>(List.of(1));
+        second.addAll(full1);
+        assertEquals(second, started.get(1));
+        assertEquals(full2, started.get(2));
+      }
+      gate.complete(null);
+      List<List<Integer>> asked = List.of(List.of(0), List.of(1), full1, full2, full3, List.of(2));
+      for (int i = 0; i < asked.size(); i++) {
+        Map<Integer, Integer> answers = await(results.get(i));
+        for (int k : asked.get(i)) {
+          assertEquals(-k, answers.get(k));
+        }
+      }
+      synchronized (started) {
+        List<Integer> last = new ArrayList<>(full3);
+        last.add(2);
+        assertEquals(List.of(last), started.subList(3, started.size()), "the two waiting requests shared the fourth");
+      }
+    } finally {
+      executor.shutdown();
+    }
+  }
+
+  @Test
+  void maxTransactionsInFlightDefaultsTo64AndRefusesLessThanOne() {
+    assertEquals(64, InternerOptions.defaults().maxTransactionsInFlight());
+    assertEquals(4, InternerOptions.builder().maxTransactionsInFlight(4).build().maxTransactionsInFlight());
+    assertThrows(IllegalArgumentException.class, () -> InternerOptions.builder().maxTransactionsInFlight(0));
+  }
+
+  private static List<Integer> range(int from, int n) {
+    List<Integer> keys = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      keys.add(from + i);
+    }
+    return keys;
+  }
+
+  /**
    * On the in-memory engine without latency every transaction completes before it returns, so
    * calls made one after another on one thread (an event loop serving 32 HTTP requests it read
    * together) never find one running and each ran its own. With a batch window that queues the

@@ -80,6 +80,32 @@ class InternerSchemaTest {
     }
   }
 
+  /** The forward key is written without the tuple layer; it must be the tuple layer's key byte for byte. */
+  @Test
+  void forwardKeyIsTheTupleEncoding() {
+    InternerSchema schema = new InternerSchema(NS, 16);
+    List<String> more = new java.util.ArrayList<>(STRINGS);
+    more.addAll(List.of("\u007f\u0080", "\u0000\u0000", "end\u0000", "\uD800\uDC00", "\uDBFF\uDFFF",
+        "at://did:plc:client7/app.bsky.feed.post/123"));
+    java.util.Random random = new java.util.Random(36);
+    for (int i = 0; i < 2000; i++) {
+      StringBuilder b = new StringBuilder();
+      for (int n = random.nextInt(12); n > 0; n--) {
+        int cp = switch (random.nextInt(4)) {
+          case 0 -> random.nextInt(0x80);
+          case 1 -> 0x80 + random.nextInt(0x800 - 0x80);
+          case 2 -> 0xe000 + random.nextInt(0x10000 - 0xe000);
+          default -> 0x10000 + random.nextInt(0x110000 - 0x10000);
+        };
+        b.appendCodePoint(cp);
+      }
+      more.add(b.toString());
+    }
+    for (String s : more) {
+      assertArrayEquals(NS.get(1L).pack(Tuple.from(s)), schema.packForwardKey(s), "key of " + s);
+    }
+  }
+
   @Test
   void malformedUtf16HasNoKeyLength() {
     InternerSchema schema = new InternerSchema(NS, 16);

@@ -22,7 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * What each transition costs in the store (issue 36): one transaction whose reads are issued together,
  * so a read version, one round of reads and one commit, and no event-log trim inside it. Counted by
- * {@link CountingDatabase} over an embedded engine whose reads take 50 ms, so that reads issued
+ * {@link CountingDatabase} over an embedded engine whose reads take 250 ms (far above a busy machine's scheduling gaps), so that reads issued
  * together are in flight together (without latency each would complete before the next is issued).
  */
 @Timeout(60)
@@ -39,7 +39,7 @@ class MutexRoundTripsTest {
 
   @BeforeEach
   void open() {
-    store = EmbeddedDatabase.open(EmbeddedOptions.builder().readLatency(Duration.ofMillis(50)).build());
+    store = EmbeddedDatabase.open(EmbeddedOptions.builder().readLatency(Duration.ofMillis(250)).build());
     counting = new CountingDatabase(store);
     mutexes = (FdbMutexService) MutexService.create(counting.database(),
         new com.apple.foundationdb.subspace.Subspace(com.apple.foundationdb.tuple.Tuple.from("round-trips")),
