@@ -19,12 +19,15 @@ final class MutexTransitions {
   private final Incarnation incarnation;
   private final EventLogTrimmer trimmer;
   private final QueueFloors floors;
+  private final HandOffHints hints;
 
-  MutexTransitions(MutexSchema schema, Incarnation incarnation, long retentionVersions, QueueFloors floors) {
+  MutexTransitions(MutexSchema schema, Incarnation incarnation, long retentionVersions, QueueFloors floors,
+      HandOffHints hints) {
     this.schema = schema;
     this.incarnation = incarnation;
     this.trimmer = new EventLogTrimmer(schema, retentionVersions);
     this.floors = floors;
+    this.hints = hints;
   }
 
   /** Grants a free mutex to {@code owner}. */
@@ -49,6 +52,7 @@ final class MutexTransitions {
       schema.dequeue(tr, name, head);
       floors.learnOnCommit(tr, name, head.ticket());
       LockEvent.Type type = released ? LockEvent.Type.HANDED_OFF : LockEvent.Type.EXPIRED;
+      hints.afterCommit(tr, name, head.owner());
       // The new owner is kept alive through the same host as its queue entry was.
       return grant(tr, name, head.owner(), new EventRecord(type, current.owner(), current.token(), head.owner()), head.via());
     });
