@@ -484,6 +484,10 @@ public class FdbClusterManager implements ClusterManager {
       promise.fail(ClusterStore.notActive());
       return;
     }
+    if (vertx != null && vertx.clusterManager() == this) {
+      // By the first lock request the node's event bus runs (during the join it did not yet).
+      locks.hintOver(vertx.eventBus());
+    }
     ClusterStore.complete(locks.acquire(name, timeout, state::stopped).thenApply(grant -> (Lock) new FdbLock(grant)), promise);
   }
 
@@ -496,6 +500,11 @@ public class FdbClusterManager implements ClusterManager {
   /** This node's way to the store (null before join); for tests that look at the store itself. */
   ClusterStore store() {
     return store;
+  }
+
+  /** This node's locks (null before join); for tests. */
+  Locks locks() {
+    return locks;
   }
 
   /** This node's failure detector (null when disabled or before join); for tests. */

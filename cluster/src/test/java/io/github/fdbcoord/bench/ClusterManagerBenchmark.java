@@ -167,6 +167,10 @@ public final class ClusterManagerBenchmark {
       detect(args.length > 1 ? Integer.parseInt(args[1]) : 2);
       System.exit(0);
     }
+    if (args.length > 0 && args[0].equals("fdb")) {
+      fdbRounds(args.length > 1 ? Integer.parseInt(args[1]) : 2);
+      System.exit(0);
+    }
     int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 2;
     Duration pause = Duration.ofSeconds(args.length > 1 ? Long.parseLong(args[1]) : 20);
     System.out.printf("ClusterManagerBenchmark: %d round(s), %d cores, %s%n", rounds,
@@ -281,6 +285,19 @@ public final class ClusterManagerBenchmark {
         }
       }
       System.out.printf("load average %.2f%n", java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+    }
+  }
+
+  /**
+   * The figures of this manager alone on its durable store, or on {@code FDB_CLUSTER_FILE}'s cluster,
+   * {@code rounds} times: what to compare across builds (issue 36's hand-off before and after the hints).
+   */
+  private static void fdbRounds(int rounds) throws Exception {
+    for (int round = 0; round < rounds; round++) {
+      try (Kind k = fdbDurableOrCluster()) {
+        print(measure(k));
+      }
+      System.out.printf(Locale.ROOT, "load average %.2f%n", java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
     }
   }
 

@@ -75,7 +75,8 @@ final class FdbMutexService implements MutexService {
     }) : options.scheduler();
     this.incarnation = new Incarnation(options.hostId(), UUID.randomUUID().toString());
     this.retentionVersions = options.eventRetention().toMillis() * (VERSIONS_PER_SECOND / 1000);
-    this.transitions = new MutexTransitions(schema, incarnation, retentionVersions, floors, db, executor);
+    this.transitions = new MutexTransitions(schema, incarnation, retentionVersions, floors, db, executor,
+        new HandOffHints(options.handOffNotifier()));
     this.ownerRemoval = new OwnerRemoval(schema, transitions);
     this.reaper = options.reaperEnabled() ? new MutexReaper(this, options.lease(), options.reaperInterval()) : null;
     if (reaper != null) {
@@ -478,6 +479,14 @@ final class FdbMutexService implements MutexService {
     }
   }
 
+  @Override
+  public boolean recheck(String name, String owner) {
+    checkName(name, "mutex name");
+    checkName(owner, "owner");
+    OwnershipWatcher w = watchers.get(name);
+    return w != null && w.recheck(owner);
+  }
+
   // ================================================================ transitions
 
   /** See {@link MutexTransitions#endGrant}; the reaper and the clean-up at open end grants through it. */
@@ -557,6 +566,12 @@ final class FdbMutexService implements MutexService {
     });
     return out;
   }
+
+  /**
+   * For tests: when set, watchers set no watch (waiting on a future that never completes instead),
+   * so a waiter learns of its grant only through {@link #recheck} (or its own new reads).
+   */
+  volatile boolean watchesDisabled;
 
   OwnershipWatcher watcher(String name) {
     return watchers.computeIfAbsent(name, n -> new OwnershipWatcher(this, n));

@@ -14,7 +14,7 @@ import java.util.concurrent.ScheduledExecutorService;
  * <p>Defaults: directory {@code ["fdbcoord", "mutex"]} (where the
  * coordination service and the cluster manager keep theirs), lease 10 s, heartbeat every 2 s, reaper
  * check every 1 s, reaper on, event log kept 60 s, at most 1000 waiters per queue, no host id, the database's executor, a private
- * one-thread scheduler.
+ * one-thread scheduler, no hand-off notifier.
  *
  * <p>An owner whose heartbeat stops is evicted between {@code lease} and
  * {@code lease + 2 * reaperInterval} after its last heartbeat, as seen on the reaper's clock.
@@ -33,6 +33,7 @@ public final class MutexOptions {
   private final String hostId;
   private final Executor executor;
   private final ScheduledExecutorService scheduler;
+  private final HandOffNotifier handOffNotifier;
 
   private MutexOptions(Builder b) {
     this.directory = b.directory;
@@ -45,6 +46,7 @@ public final class MutexOptions {
     this.hostId = b.hostId;
     this.executor = b.executor;
     this.scheduler = b.scheduler;
+    this.handOffNotifier = b.handOffNotifier;
   }
 
   public static Builder builder() {
@@ -109,12 +111,20 @@ public final class MutexOptions {
     return scheduler;
   }
 
+  /**
+   * Told after each committed hand-off to a waiter, to carry a hint to the waiter's process faster
+   * than its watch (see {@link HandOffNotifier}); null: none, waiters learn of grants by their watch alone.
+   */
+  public HandOffNotifier handOffNotifier() {
+    return handOffNotifier;
+  }
+
   @Override
   public String toString() {
     return "MutexOptions{directory=" + directory + ", lease=" + lease + ", heartbeatInterval=" + heartbeatInterval
         + ", reaperInterval=" + reaperInterval + ", reaperEnabled=" + reaperEnabled + ", eventRetention="
         + eventRetention + ", maxQueueLength=" + maxQueueLength + ", hostId=" + hostId + ", executor=" + executor
-        + ", scheduler=" + scheduler + "}";
+        + ", scheduler=" + scheduler + ", handOffNotifier=" + handOffNotifier + "}";
   }
 
   /** Builds {@link MutexOptions}; each setter refuses a bad value at once, {@link #build()} the inconsistent ones. */
@@ -129,6 +139,7 @@ public final class MutexOptions {
     private String hostId;
     private Executor executor;
     private ScheduledExecutorService scheduler;
+    private HandOffNotifier handOffNotifier;
 
     private Builder() {}
 
@@ -183,6 +194,12 @@ public final class MutexOptions {
 
     public Builder scheduler(ScheduledExecutorService scheduler) {
       this.scheduler = scheduler;
+      return this;
+    }
+
+    /** See {@link MutexOptions#handOffNotifier()}; null: none. */
+    public Builder handOffNotifier(HandOffNotifier notifier) {
+      this.handOffNotifier = notifier;
       return this;
     }
 

@@ -203,6 +203,15 @@ public interface MutexService extends AutoCloseable {
    */
   CompletableFuture<Integer> removeOwnersIn(Transaction tr, String ownerPrefix);
 
+  /**
+   * A hint, typically from another process's {@link HandOffNotifier}, that mutex {@code name} was
+   * handed to {@code owner}: when an acquire of {@code owner} on this service waits for {@code name},
+   * reads the mutex again now rather than when its watch fires, and completes the acquire if the
+   * committed owner record names {@code owner}. Grants nothing by itself: a stale, duplicated or
+   * forged hint costs one read. Returns at once; whether such an acquire waits here.
+   */
+  boolean recheck(String name, String owner);
+
   MutexOptions options();
 
   /**

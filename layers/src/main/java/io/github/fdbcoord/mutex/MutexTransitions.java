@@ -28,15 +28,17 @@ final class MutexTransitions {
   private final QueueFloors floors;
   private final Database db;
   private final Executor executor;
+  private final HandOffHints hints;
 
   MutexTransitions(MutexSchema schema, Incarnation incarnation, long retentionVersions, QueueFloors floors,
-      Database db, Executor executor) {
+      Database db, Executor executor, HandOffHints hints) {
     this.schema = schema;
     this.incarnation = incarnation;
     this.trimmer = new EventLogTrimmer(schema, retentionVersions);
     this.floors = floors;
     this.db = db;
     this.executor = executor;
+    this.hints = hints;
   }
 
   /** Grants a free mutex to {@code owner}. */
@@ -72,6 +74,7 @@ final class MutexTransitions {
       schema.dequeue(tr, name, head);
       floors.learnOnCommit(tr, name, head.ticket());
       LockEvent.Type type = released ? LockEvent.Type.HANDED_OFF : LockEvent.Type.EXPIRED;
+      hints.afterCommit(tr, name, head.owner());
       // The new owner is kept alive through the same host as its queue entry was.
       return grant(tr, name, head.owner(), new EventRecord(type, current.owner(), current.token(), head.owner()), head.via());
     });

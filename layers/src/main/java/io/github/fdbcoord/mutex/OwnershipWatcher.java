@@ -3,6 +3,7 @@ package io.github.fdbcoord.mutex;
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.api.LockEvent;
 import io.github.fdbcoord.api.MutexOwner;
+import com.apple.foundationdb.Transaction;
 import com.apple.foundationdb.tuple.Versionstamp;
 
 import java.util.ArrayList;
@@ -131,6 +132,24 @@ final class OwnershipWatcher {
     return s.ready;
   }
 
+  /**
+   * A hint that {@code owner} may have been granted the mutex: reads it again now if a local acquire
+   * of {@code owner} waits (a read at a fresh read version, which sees every commit acknowledged
+   * before the hint was sent). Whether such an acquire waits.
+   */
+  synchronized boolean recheck(String owner) {
+    if (closed || retired) {
+      return false;
+    }
+    for (Waiter w : waiters) {
+      if (!w.isDone() && w.owner.equals(owner)) {
+        wake();
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** Starts the loop, or makes a running loop read again now (a new waiter may already be owner). */
   private void wake() {
     if (!running) {
@@ -222,7 +241,7 @@ final class OwnershipWatcher {
                     ? CompletableFuture.completedFuture(List.<LockEvent>of())
                     : service.schema.readEventsAfter(tr.snapshot(), name, from, EVENT_PAGE),
                 (s, events) -> AfterCommit.now(new Snapshot(s.generation, s.owner, events,
-                    pending != null ? pending : service.schema.watchGeneration(tr, name)))))
+                    pending != null ? pending : watch(tr)))))
         .whenComplete((snap, e) -> {
           if (e != null) {
             LOG.debug("reading mutex '" + name + "' failed, retrying", e);
@@ -270,6 +289,10 @@ final class OwnershipWatcher {
         service.executor.execute(this::iterate);
       }
     });
+  }
+
+  private CompletableFuture<Void> watch(Transaction tr) {
+    return service.watchesDisabled ? new CompletableFuture<>() : service.schema.watchGeneration(tr, name);
   }
 
   private record Snapshot0(FencingToken generation, MutexOwner owner) {}

@@ -12,6 +12,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -60,11 +62,24 @@ public final class MutexBenchmark {
     Database db = counting.database();
     List<String> path = List.of("bench", "mutex-" + UUID.randomUUID());
     DirectorySubspace root = DirectoryLayer.getDefault().createOrOpen(db, path).join();
+    // Hand-off hints (issue 36) between the two services, as a transport between processes would
+    // deliver them (here a direct call); -Dbench.hints=false measures the watch alone.
+    boolean hints = Boolean.parseBoolean(System.getProperty("bench.hints", "true"));
+    System.out.println("hand-off hints " + (hints ? "on" : "off"));
+    Map<String, MutexService> byOwner = new ConcurrentHashMap<>();
     MutexOptions options = MutexOptions.builder()
         .lease(Duration.ofSeconds(30)).heartbeatInterval(Duration.ofSeconds(5)).reaperInterval(Duration.ofSeconds(1))
+        .handOffNotifier(hints ? (name, owner, token) -> {
+          MutexService to = byOwner.get(owner);
+          if (to != null) {
+            to.recheck(name, owner);
+          }
+        } : null)
         .build();
     MutexService p1 = MutexService.create(db, root, options);
     MutexService p2 = MutexService.create(db, root, options);
+    byOwner.put("left", p1);
+    byOwner.put("right", p2);
     try {
       warmUp(p1, p2);
       handOffLatency(p1, p2, handoffs);

@@ -287,6 +287,7 @@ public final class CoordinationVerticle extends VerticleBase {
     MutexOptions mutexOptions = MutexOptions.builder().directory(child("mutex"))
         .lease(config.lease()).heartbeatInterval(config.heartbeatInterval()).reaperInterval(config.reaperInterval())
         .eventRetention(config.eventRetention()).maxQueueLength(config.maxQueueLength()).hostId(config.hostId())
+        .handOffNotifier(MutexVerticle.handOffNotifier(vertx, config.mutexAddress()))
         .executor(exec).build();
     return DirectoryLayer.getDefault().createOrOpen(db, child("allocator"))
         .thenApplyAsync(dir -> AllocatorService.create(db, AllocatorServiceOptions.builder().root(dir).executor(exec)

@@ -7,10 +7,13 @@ import io.github.fdbcoord.client.CoordinationClient;
 import io.github.fdbcoord.client.wire.MutexWire;
 import io.github.fdbcoord.fdb.FdbErrors;
 import io.github.fdbcoord.mutex.AcquireResult;
+import io.github.fdbcoord.mutex.HandOffNotifier;
 import io.github.fdbcoord.mutex.MutexException;
 import io.github.fdbcoord.mutex.MutexService;
 import io.github.fdbcoord.mutex.MutexWait;
 import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.internal.logging.Logger;
 import io.vertx.core.internal.logging.LoggerFactory;
@@ -44,6 +47,15 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * is watched after a {@code watch} request (the WebSocket and {@link CoordinationClient#lockEvents}
  * send one). Events come from the mutex's event log in the store, so they include transitions made
  * by other processes and by the reaper ({@link MutexEventPublisher}).
+ *
+ * <p>Hand-off hints: the service's {@link MutexService} is opened with {@link #handOffNotifier}, so
+ * each hand-off this node commits is published on {@code <address>.hand-off} as {@code {name, owner}};
+ * every node's verticle listens there and has its own service read the mutex again when one of its
+ * acquires waits for that owner ({@link MutexService#recheck}). An owner names no node, so the hint
+ * goes to every node, each filtering by its local waits: one message per node and hand-off, against
+ * a per-mutex address whose registration would cost a store commit per waited mutex. The waiter
+ * learns of its grant about a millisecond after the commit instead of when its watch fires; a hint
+ * grants nothing, and a lost one leaves the hand-off to the watch.
  */
 public final class MutexVerticle extends LayerVerticle {
   private static final Logger LOG = LoggerFactory.getLogger(MutexVerticle.class);
@@ -64,6 +76,7 @@ public final class MutexVerticle extends LayerVerticle {
   private volatile boolean stopping;
   /** The grants ("name" held by "owner") the stop could not release: their leases end them. */
   private final List<String> unreleasedAtStop = new CopyOnWriteArrayList<>();
+  private MessageConsumer<JsonObject> handOffs;
 
   private record Grant(String name, String owner, FencingToken token) {}
 
@@ -89,7 +102,29 @@ public final class MutexVerticle extends LayerVerticle {
         Duration.ofMillis(Math.max(100, mutexes.options().heartbeatInterval().toMillis()))));
     events = new MutexEventPublisher(vertx, addressPrefix, mutexes, maxWatched, watchLease, workers, metrics);
     watchSweepTimer = vertx.setPeriodic(Math.max(100, watchLease.toMillis() / 4), id -> events.sweep());
-    return super.start();
+    handOffs = vertx.eventBus().consumer(handOffAddress(address), m -> {
+      JsonObject hint = m.body();
+      try {
+        mutexes.recheck(hint.getString("name"), hint.getString("owner"));
+      } catch (IllegalArgumentException | ClassCastException | NullPointerException e) {
+        LOG.debug("ignored a malformed hand-off hint " + hint, e);
+      }
+    });
+    return handOffs.completion().compose(v -> super.start());
+  }
+
+  /** Where the hand-off hints of the mutex verticles serving {@code address} are published. */
+  public static String handOffAddress(String address) {
+    return address + ".hand-off";
+  }
+
+  /**
+   * The notifier to open the service's {@link MutexService} with: publishes each hand-off it commits
+   * to the verticles serving {@code address} on every node (see the class comment).
+   */
+  public static HandOffNotifier handOffNotifier(Vertx vertx, String address) {
+    String to = handOffAddress(address);
+    return (name, owner, token) -> vertx.eventBus().publish(to, new JsonObject().put("name", name).put("owner", owner));
   }
 
   /** Registers the mutex actions (see the class comment). */
@@ -250,6 +285,9 @@ public final class MutexVerticle extends LayerVerticle {
   @Override
   public Future<?> stop() {
     stopping = true;
+    if (handOffs != null) {
+      handOffs.unregister();
+    }
     vertx.cancelTimer(livenessTimer);
     vertx.cancelTimer(watchSweepTimer);
     return waits.endAll(MutexVerticle::closing).transform(x -> releaseHeld());
