@@ -168,6 +168,24 @@ public final class CommitLog implements AutoCloseable {
     return writer.append(version, payload);
   }
 
+  /**
+   * The size of the log's segment files now: what the storage will write again (a flush) before the log behind it
+   * can be deleted. A file that cannot be measured (deleted meanwhile) counts nothing.
+   */
+  public long segmentBytes() throws IOException {
+    long bytes = 0;
+    for (Path p : files.list(dir)) {
+      if (LogFormat.segmentBase(p) >= 0) {
+        try {
+          bytes += java.nio.file.Files.size(p);
+        } catch (IOException gone) {
+          // Truncated away since the listing.
+        }
+      }
+    }
+    return bytes;
+  }
+
   /** Bytes appended since the last snapshot (the engine uses it to decide when to compact); reset by {@link #rollSegment()}, the start of the next snapshot. */
   public long bytesSinceSnapshot() {
     return writer.bytesSinceSnapshot();
