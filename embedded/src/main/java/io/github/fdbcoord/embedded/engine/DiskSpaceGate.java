@@ -7,6 +7,7 @@ import io.github.fdbcoord.embedded.storage.RocksStorage;
 import io.vertx.core.internal.logging.Logger;
 import io.vertx.core.internal.logging.LoggerFactory;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
@@ -60,7 +61,8 @@ final class DiskSpaceGate {
       return;
     }
     try {
-      storage.roomForCompactions(files.usableSpace(storageDirectory) - minFreeBytes / 2);
+      // The real file system's, not the file layer's: RocksDB writes there, not through the layer.
+      storage.roomForCompactions(Files.getFileStore(storageDirectory).getUsableSpace() - minFreeBytes / 2);
     } catch (IOException | RuntimeException e) {
       // check() logs an unreadable free space (once); compactions then go on as they would without a reserve.
       storage.roomForCompactions(UNKNOWN_ROOM);
