@@ -181,7 +181,8 @@ final class Applier {
         return;
       }
       try {
-        if (System.nanoTime() - nextSpaceCheck >= 0) {
+        // Also as soon as the log has taken what the last check allowed it: commits wait for this one.
+        if (System.nanoTime() - nextSpaceCheck >= 0 || space.appendBudgetSpent()) {
           nextSpaceCheck = System.nanoTime() + SPACE_CHECK_INTERVAL_NANOS;
           space.check();
         }

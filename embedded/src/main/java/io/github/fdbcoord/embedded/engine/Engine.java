@@ -41,8 +41,6 @@ public final class Engine implements TransactionEngine, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Engine.class);
   /** FoundationDB's MVCC window and maximum transaction life: 5 seconds at 1,000,000 versions/s. */
   static final long MAX_READ_TRANSACTION_LIFE_VERSIONS = 5_000_000L;
-  /** How often the room the storage's compactions may take is set from the free disk space (a statfs call). */
-  private static final long COMPACTION_ROOM_INTERVAL_NANOS = 200_000_000L;
   /** GRV advances an idle database's version only past this much clock drift, to spare the lock. */
   private static final long IDLE_ADVANCE_VERSIONS = 1_000L;
 
@@ -106,9 +104,6 @@ public final class Engine implements TransactionEngine, AutoCloseable {
       space = new DiskSpaceGate(watched, config.minFreeSpaceBytes(), config.files(), config.storageDirectory(),
           storage, log);
       space.check();
-      space.limitCompactions();
-      timer.scheduleWithFixedDelay(space::limitCompactions, COMPACTION_ROOM_INTERVAL_NANOS,
-          COMPACTION_ROOM_INTERVAL_NANOS, TimeUnit.NANOSECONDS);
       applier = new Applier(this, commitLock, store, log, space, config);
       // Commits answered "unknown" while the log was out of space become visible once written after all.
       log.onDurableAfterStall(this::advanceVisible);
@@ -429,13 +424,13 @@ public final class Engine implements TransactionEngine, AutoCloseable {
   }
 
   /**
-   * Whether new commits wait: the storage lags too far behind, or the disk is low on space;
-   * FoundationDB's ratekeeper throttles clients for both. Never once the engine is closed or failed:
-   * those commits fail.
+   * Whether new commits wait: the storage lags too far behind, or the disk is low on space (or the log has
+   * taken what the last disk space check allowed it); FoundationDB's ratekeeper throttles clients for both.
+   * Never once the engine is closed or failed: those commits fail.
    */
   private boolean mustHold() {
-    return (space.lowOnSpace() != null || log.stalledBecause() != null || applier.outOfSpace() != null
-        || applier.lagging()) && !closed && failure == null;
+    return (space.lowOnSpace() != null || space.appendBudgetSpent() || log.stalledBecause() != null
+        || applier.outOfSpace() != null || applier.lagging()) && !closed && failure == null;
   }
 
   @Override

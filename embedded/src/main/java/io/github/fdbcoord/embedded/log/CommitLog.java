@@ -59,6 +59,8 @@ import java.util.function.LongSupplier;
  * non-durable one beneath the log).
  */
 public final class CommitLog implements AutoCloseable {
+  /** How far ahead of its records a segment file is written (zeros), at most. */
+  public static final long PREALLOCATED_BYTES = SegmentFile.PREALLOCATE_BYTES;
   private static final Logger LOG = LoggerFactory.getLogger(CommitLog.class);
 
   /** Receives recovered state, in order: snapshot entries first (any order), then records with version > snapshot version, ascending. */
@@ -184,6 +186,14 @@ public final class CommitLog implements AutoCloseable {
       }
     }
     return bytes;
+  }
+
+  /**
+   * Record bytes appended since the log opened, without a lock (the disk space gate reads it on every commit).
+   * A segment file grows by up to {@link #PREALLOCATED_BYTES} more, written ahead of its records.
+   */
+  public long bytesAppended() {
+    return writer.bytesAppended();
   }
 
   /** Bytes appended since the last snapshot (the engine uses it to decide when to compact); reset by {@link #rollSegment()}, the start of the next snapshot. */

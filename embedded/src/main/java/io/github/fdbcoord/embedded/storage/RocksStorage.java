@@ -13,7 +13,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
+import org.rocksdb.AbstractEventListener;
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.BloomFilter;
 import org.rocksdb.Checkpoint;
@@ -21,6 +23,7 @@ import org.rocksdb.Cache;
 import org.rocksdb.ColumnFamilyDescriptor;
 import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.ColumnFamilyOptions;
+import org.rocksdb.CompactionJobInfo;
 import org.rocksdb.DBOptions;
 import org.rocksdb.Env;
 import org.rocksdb.FlushOptions;
@@ -70,6 +73,8 @@ public final class RocksStorage implements AutoCloseable {
   private final List<AutoCloseable> resources;
   /** Tracks the table files' sizes; decides whether a compaction may start (see {@link #roomForCompactions}). */
   private final SstFileManager files;
+  /** The compactions running now and what they may still write, or null when compactions are not limited. */
+  private final RunningCompactions running;
   private final WriteOptions unlogged;
   /** {@link #unlogged}, failing at once where RocksDB would make the write wait (see {@link #tryApply}). */
   private final WriteOptions unloggedNoWait;
@@ -89,10 +94,11 @@ public final class RocksStorage implements AutoCloseable {
   private final Object lifecycle = new Object();
 
   private RocksStorage(Path dir, RocksDB db, ColumnFamilyHandle data, ColumnFamilyHandle meta,
-      List<AutoCloseable> resources, SstFileManager files, long durableVersion, long rowCacheBytes,
-      List<String> unlistedTables) {
+      List<AutoCloseable> resources, SstFileManager files, RunningCompactions running, long durableVersion,
+      long rowCacheBytes, List<String> unlistedTables) {
     this.dir = dir;
     this.files = files;
+    this.running = running;
     this.unlistedTables = unlistedTables;
     this.db = db;
     this.data = data;
@@ -186,6 +192,12 @@ public final class RocksStorage implements AutoCloseable {
       files.setMaxAllowedSpaceUsage(SPACE_LIMIT_SLACK);
     }
     DBOptions options = RocksTuning.database(files);
+    RunningCompactions running = null;
+    if (compactionsWaitForRoom) {
+      running = new RunningCompactions();
+      resources.add(running);
+      options.setListeners(List.of(running));
+    }
     if (forReplay) {
       // A vector memtable takes one writer at a time; its flushes run side by side, synced once at their end.
       options.setAllowConcurrentMemtableWrite(false).setBytesPerSync(0).setMaxBackgroundJobs(4);
@@ -207,7 +219,7 @@ public final class RocksStorage implements AutoCloseable {
       long durable = recorded == null ? 0 : ByteBuffer.wrap(recorded).getLong();
       List<AutoCloseable> owned = new ArrayList<>(handles);
       owned.addAll(resources);
-      return new RocksStorage(dir, db, handles.get(0), handles.get(1), owned, files, durable, rowCacheBytes,
+      return new RocksStorage(dir, db, handles.get(0), handles.get(1), owned, files, running, durable, rowCacheBytes,
           unlisted);
     } catch (RocksDBException | RuntimeException e) {
       handles.forEach(ColumnFamilyHandle::close);
@@ -491,7 +503,8 @@ public final class RocksStorage implements AutoCloseable {
    * Lets RocksDB start a compaction only while its inputs (its estimate of its output, which exists beside them
    * until it ends), with those of the compactions running, fit in {@code bytes}: the free space it may take.
    * RocksDB checks the free space itself only after a write failed for lack of it; a compaction rewrites up to
-   * the whole storage. One it refuses is tried again a second later. Until the first call, none is refused.
+   * the whole storage. One it refuses is tried again a second later. Until the first call, none is refused, unless
+   * the storage was opened with {@code compactionsWaitForRoom}.
    */
   public void roomForCompactions(long bytes) {
     synchronized (lifecycle) {
@@ -500,6 +513,50 @@ public final class RocksStorage implements AutoCloseable {
       }
       files.setCompactionBufferSize(SPACE_LIMIT_SLACK);
       files.setMaxAllowedSpaceUsage(files.getTotalSize() + Math.max(0, bytes) + SPACE_LIMIT_SLACK);
+    }
+  }
+
+  /**
+   * What the compactions running now may still write: the size of their inputs (their output, which exists beside
+   * them until they end, is about as large). 0 when compactions are not limited ({@code compactionsWaitForRoom}).
+   * A compaction RocksDB has just let start is counted from its first callback, microseconds later.
+   */
+  public long compactionBytesInFlight() {
+    return running == null ? 0 : running.bytes();
+  }
+
+  /** Counts the running compactions' inputs, from RocksDB's callbacks (on its background threads). */
+  private static final class RunningCompactions extends AbstractEventListener {
+    private final Map<Integer, Long> inputBytes = new ConcurrentHashMap<>();
+
+    RunningCompactions() {
+      super(EnabledEventCallback.ON_COMPACTION_BEGIN, EnabledEventCallback.ON_COMPACTION_COMPLETED);
+    }
+
+    @Override
+    public void onCompactionBegin(RocksDB db, CompactionJobInfo info) {
+      long bytes = 0;
+      for (String file : info.inputFiles()) {
+        try {
+          bytes += Files.size(Path.of(file));
+        } catch (IOException | RuntimeException unreadable) {
+          // An input is held open by the compaction; unreadable only if the file system fails, as RocksDB will then.
+        }
+      }
+      inputBytes.put(info.jobId(), bytes);
+    }
+
+    @Override
+    public void onCompactionCompleted(RocksDB db, CompactionJobInfo info) {
+      inputBytes.remove(info.jobId());
+    }
+
+    long bytes() {
+      long sum = 0;
+      for (long b : inputBytes.values()) {
+        sum += b;
+      }
+      return sum;
     }
   }
 
