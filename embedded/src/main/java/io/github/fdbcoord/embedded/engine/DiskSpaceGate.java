@@ -119,8 +119,11 @@ final class DiskSpaceGate {
                   + " to hold the commit log's segments and finish its compactions; less than minFreeSpaceBytes"
                   + " (%,d) is left", dir, usable, owed, minFreeBytes);
         }
-        // An appended byte takes space twice: in the log, and in the storage once flushed.
-        budget = Math.min(budget, Math.max(0, (usable - owed - minFreeBytes) / 2));
+        // An appended byte takes space twice: in the log, and in the storage once flushed. The appends between two
+        // checks may go into the reserve's upper half (commits wait below the reserve, the engine's writes keep the
+        // lower half), with the zeros a segment is written ahead with.
+        budget = Math.min(budget,
+            Math.max(0, (usable - owed - minFreeBytes / 2 - CommitLog.PREALLOCATED_BYTES) / 2));
       } catch (IOException | RuntimeException e) {
         unreadable(dir, e);
       }
