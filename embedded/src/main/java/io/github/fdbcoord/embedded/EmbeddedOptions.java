@@ -115,7 +115,9 @@ public final class EmbeddedOptions {
    * Commits wait while the file system of the data directory (or of the storage) has less than this
    * many bytes free, and resume once space is freed; reads go on. FoundationDB's ratekeeper stops
    * transactions the same way when a log or storage server runs short of space (its default reserve is
-   * 100 MB): an engine that ran into a full disk would stop until restarted. 0 turns the check off.
+   * 100 MB): an engine that ran into a full disk would stop until restarted. The commit log's segments count
+   * as taken (the storage writes their commits again before they can go), and the storage's compactions start
+   * only while they leave half of it free, so the engine's own writes keep half of it. 0 turns the check off.
    */
   public long minFreeSpaceBytes() {
     return config.minFreeSpaceBytes();

@@ -48,6 +48,8 @@ final class Applier {
   private static final long MANIFEST_INTERVAL_NANOS = 1_000_000_000L;
   /** How soon a write, flush or manifest that failed for lack of disk space is tried again. */
   private static final long OUT_OF_SPACE_RETRY_NANOS = 1_000_000_000L;
+  /** How soon a write the storage refused, rather than make it wait, is tried again (the batch is built anew). */
+  private static final long STALL_RETRY_NANOS = 100_000_000L;
   /** Chains evicted per hold of the commit lock. */
   private static final int EVICT_CHUNK = 2048;
 
@@ -84,6 +86,10 @@ final class Applier {
   private DiskStep failedStep;
   /** When {@link #failedStep} is tried again. Applier thread only. */
   private long retryAt;
+  /** The storage's last write was refused because RocksDB would have made it wait. Applier thread only. */
+  private boolean writesStalled;
+  /** When a write the storage refused is tried again. Applier thread only. */
+  private long stallRetryAt;
   /** Runs {@link #truncation}s. */
   private final ExecutorService truncator;
 
@@ -175,7 +181,8 @@ final class Applier {
         return;
       }
       try {
-        if (System.nanoTime() - nextSpaceCheck >= 0) {
+        // Also as soon as the log has taken what the last check allowed it: commits wait for this one.
+        if (System.nanoTime() - nextSpaceCheck >= 0 || space.appendBudgetSpent()) {
           nextSpaceCheck = System.nanoTime() + SPACE_CHECK_INTERVAL_NANOS;
           space.check();
         }
@@ -208,7 +215,7 @@ final class Applier {
 
   /** Applies every durable commit up to {@code target} to the storage and drops it from the window. */
   private void applyThrough(long target) {
-    if (waitingToRetry(DiskStep.APPLY)) {
+    if (waitingToRetry(DiskStep.APPLY) || (writesStalled && System.nanoTime() - stallRetryAt < 0)) {
       return;
     }
     applyNow(target);
@@ -262,7 +269,22 @@ final class Applier {
       }
       long version = ready.get(ready.size() - 1).version;
       try {
-        storage.apply(batch, version);
+        if (!storage.tryApply(batch, version)) {
+          // RocksDB stops (or slows) writes until its compactions catch up, which may wait for disk space:
+          // tried again next round; meanwhile the backlog grows and holds commits as any lag does.
+          requeue(ready, bytes);
+          stallRetryAt = System.nanoTime() + STALL_RETRY_NANOS;
+          if (!writesStalled) {
+            writesStalled = true;
+            LOG.warn("embedded engine: the storage " + storage.directory() + " makes writes wait (" + storage.stallCause()
+                + "); commits wait once the backlog exceeds its limits");
+          }
+          return;
+        }
+        if (writesStalled) {
+          writesStalled = false;
+          LOG.info("embedded engine: the storage " + storage.directory() + " takes writes again");
+        }
       } catch (RuntimeException e) {
         if (!RocksStorage.outOfSpace(e)) {
           throw e;

@@ -65,7 +65,7 @@ public final class DurableStore {
       storage.close();
       storage = null;
       storage = RocksStorage.open(config.storageDirectory(), config.storageCacheBytes(),
-          config.storageWriteBufferBytes(), config.rowCacheBytes(), false, false);
+          config.storageWriteBufferBytes(), config.rowCacheBytes(), false, false, config.minFreeSpaceBytes() > 0);
       if (replayedAny) {
         log.truncateThrough(log.rollSegment());
       }

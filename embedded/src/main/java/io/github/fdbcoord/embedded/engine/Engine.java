@@ -101,7 +101,8 @@ public final class Engine implements TransactionEngine, AutoCloseable {
       if (!config.storageDirectory().equals(config.dataDirectory())) {
         watched.add(config.storageDirectory());
       }
-      space = new DiskSpaceGate(watched, config.minFreeSpaceBytes(), config.files());
+      space = new DiskSpaceGate(watched, config.minFreeSpaceBytes(), config.files(), config.storageDirectory(),
+          storage, log);
       space.check();
       applier = new Applier(this, commitLock, store, log, space, config);
       // Commits answered "unknown" while the log was out of space become visible once written after all.
@@ -423,13 +424,13 @@ public final class Engine implements TransactionEngine, AutoCloseable {
   }
 
   /**
-   * Whether new commits wait: the storage lags too far behind, or the disk is low on space;
-   * FoundationDB's ratekeeper throttles clients for both. Never once the engine is closed or failed:
-   * those commits fail.
+   * Whether new commits wait: the storage lags too far behind, or the disk is low on space (or the log has
+   * taken what the last disk space check allowed it); FoundationDB's ratekeeper throttles clients for both.
+   * Never once the engine is closed or failed: those commits fail.
    */
   private boolean mustHold() {
-    return (space.lowOnSpace() != null || log.stalledBecause() != null || applier.outOfSpace() != null
-        || applier.lagging()) && !closed && failure == null;
+    return (space.lowOnSpace() != null || space.appendBudgetSpent() || log.stalledBecause() != null
+        || applier.outOfSpace() != null || applier.lagging()) && !closed && failure == null;
   }
 
   @Override

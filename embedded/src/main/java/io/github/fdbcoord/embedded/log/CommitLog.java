@@ -59,6 +59,8 @@ import java.util.function.LongSupplier;
  * non-durable one beneath the log).
  */
 public final class CommitLog implements AutoCloseable {
+  /** How far ahead of its records a segment file is written (zeros), at most. */
+  public static final long PREALLOCATED_BYTES = SegmentFile.PREALLOCATE_BYTES;
   private static final Logger LOG = LoggerFactory.getLogger(CommitLog.class);
 
   /** Receives recovered state, in order: snapshot entries first (any order), then records with version > snapshot version, ascending. */
@@ -166,6 +168,32 @@ public final class CommitLog implements AutoCloseable {
    */
   public CompletableFuture<Void> append(long version, byte[] payload) {
     return writer.append(version, payload);
+  }
+
+  /**
+   * The size of the log's segment files now: what the storage will write again (a flush) before the log behind it
+   * can be deleted. A file that cannot be measured (deleted meanwhile) counts nothing.
+   */
+  public long segmentBytes() throws IOException {
+    long bytes = 0;
+    for (Path p : files.list(dir)) {
+      if (LogFormat.segmentBase(p) >= 0) {
+        try {
+          bytes += java.nio.file.Files.size(p);
+        } catch (IOException gone) {
+          // Truncated away since the listing.
+        }
+      }
+    }
+    return bytes;
+  }
+
+  /**
+   * Record bytes appended since the log opened, without a lock (the disk space gate reads it on every commit).
+   * A segment file grows by up to {@link #PREALLOCATED_BYTES} more, written ahead of its records.
+   */
+  public long bytesAppended() {
+    return writer.bytesAppended();
   }
 
   /** Bytes appended since the last snapshot (the engine uses it to decide when to compact); reset by {@link #rollSegment()}, the start of the next snapshot. */

@@ -58,6 +58,8 @@ final class GroupCommitWriter {
   private ArrayList<Object> queue = new ArrayList<>();
   private long lastVersion;
   private long bytesSinceSnapshot;
+  /** Record bytes appended since the writer opened. Written under mutex; read anywhere. */
+  private volatile long bytesAppended;
   private boolean closing;
   private IOException failure;
   /** Why the writer is stalled (out of disk space), or null. Written under mutex; read anywhere. */
@@ -133,6 +135,7 @@ final class GroupCommitWriter {
       }
       lastVersion = version;
       bytesSinceSnapshot += LogFormat.RECORD_HEADER_SIZE + payload.length;
+      bytesAppended += LogFormat.RECORD_HEADER_SIZE + payload.length;
       CompletableFuture<Void> future = new CompletableFuture<>();
       enqueue(new Pending(version, payload, future));
       IOException stall = stalled;
@@ -157,6 +160,11 @@ final class GroupCommitWriter {
     } finally {
       mutex.unlock();
     }
+  }
+
+  /** See {@link CommitLog#bytesAppended}. */
+  long bytesAppended() {
+    return bytesAppended;
   }
 
   /** See {@link CommitLog#bytesSinceSnapshot}. */

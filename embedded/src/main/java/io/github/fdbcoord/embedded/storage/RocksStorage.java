@@ -13,7 +13,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
+import org.rocksdb.AbstractEventListener;
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.BloomFilter;
 import org.rocksdb.Checkpoint;
@@ -21,6 +23,7 @@ import org.rocksdb.Cache;
 import org.rocksdb.ColumnFamilyDescriptor;
 import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.ColumnFamilyOptions;
+import org.rocksdb.CompactionJobInfo;
 import org.rocksdb.DBOptions;
 import org.rocksdb.Env;
 import org.rocksdb.FlushOptions;
@@ -68,7 +71,13 @@ public final class RocksStorage implements AutoCloseable {
   private final ColumnFamilyHandle data;
   private final ColumnFamilyHandle meta;
   private final List<AutoCloseable> resources;
+  /** Tracks the table files' sizes; decides whether a compaction may start (see {@link #roomForCompactions}). */
+  private final SstFileManager files;
+  /** The compactions running now and what they may still write, or null when compactions are not limited. */
+  private final RunningCompactions running;
   private final WriteOptions unlogged;
+  /** {@link #unlogged}, failing at once where RocksDB would make the write wait (see {@link #tryApply}). */
+  private final WriteOptions unloggedNoWait;
   private final ReadOptions reads;
   /** Values read by key, on the heap, or null when turned off. */
   private final RowCache rows;
@@ -85,14 +94,18 @@ public final class RocksStorage implements AutoCloseable {
   private final Object lifecycle = new Object();
 
   private RocksStorage(Path dir, RocksDB db, ColumnFamilyHandle data, ColumnFamilyHandle meta,
-      List<AutoCloseable> resources, long durableVersion, long rowCacheBytes, List<String> unlistedTables) {
+      List<AutoCloseable> resources, SstFileManager files, RunningCompactions running, long durableVersion,
+      long rowCacheBytes, List<String> unlistedTables) {
     this.dir = dir;
+    this.files = files;
+    this.running = running;
     this.unlistedTables = unlistedTables;
     this.db = db;
     this.data = data;
     this.meta = meta;
     this.resources = resources;
     this.unlogged = new WriteOptions().setDisableWAL(true);
+    this.unloggedNoWait = new WriteOptions().setDisableWAL(true).setNoSlowdown(true);
     this.reads = new ReadOptions();
     this.rows = rowCacheBytes > 0 ? new RowCache(rowCacheBytes) : null;
     this.durableVersion = durableVersion;
@@ -131,6 +144,16 @@ public final class RocksStorage implements AutoCloseable {
    */
   public static RocksStorage open(Path dataDirectory, long cacheBytes, long writeBufferBytes, long rowCacheBytes,
       boolean verifyChecksums, boolean forReplay) throws IOException {
+    return open(dataDirectory, cacheBytes, writeBufferBytes, rowCacheBytes, verifyChecksums, forReplay, false);
+  }
+
+  /**
+   * As {@link #open(Path, long, long, long, boolean, boolean)}; with {@code compactionsWaitForRoom}, RocksDB starts
+   * no compaction until {@link #roomForCompactions} is called: one it started at open (level 0 filled up while
+   * compactions waited for room) took a file system's last free bytes before the engine could give it its room.
+   */
+  public static RocksStorage open(Path dataDirectory, long cacheBytes, long writeBufferBytes, long rowCacheBytes,
+      boolean verifyChecksums, boolean forReplay, boolean compactionsWaitForRoom) throws IOException {
     Path dir = dataDirectory.resolve(DIRECTORY);
     Files.createDirectories(dir);
     StorageFiles.refuseMissingCurrent(dir);
@@ -163,7 +186,21 @@ public final class RocksStorage implements AutoCloseable {
       throw new IOException("cannot open the engine's storage " + dir + ": " + e.getMessage(), e);
     }
     resources.add(files);
+    if (compactionsWaitForRoom) {
+      // Room for nothing beyond the files RocksDB finds at open (it counts them as it opens them).
+      files.setCompactionBufferSize(SPACE_LIMIT_SLACK);
+      files.setMaxAllowedSpaceUsage(SPACE_LIMIT_SLACK);
+    }
     DBOptions options = RocksTuning.database(files);
+    RunningCompactions running = null;
+    if (compactionsWaitForRoom) {
+      running = new RunningCompactions();
+      resources.add(running);
+      options.setListeners(List.of(running));
+      // RocksDB reserves 1.1 x the target file size (about 70 MiB) ahead of each compaction output with fallocate:
+      // a 70 MiB compaction given room for 70 MiB took 130 MiB and a file system's last byte at a reopen.
+      options.setAllowFAllocate(false);
+    }
     if (forReplay) {
       // A vector memtable takes one writer at a time; its flushes run side by side, synced once at their end.
       options.setAllowConcurrentMemtableWrite(false).setBytesPerSync(0).setMaxBackgroundJobs(4);
@@ -185,7 +222,8 @@ public final class RocksStorage implements AutoCloseable {
       long durable = recorded == null ? 0 : ByteBuffer.wrap(recorded).getLong();
       List<AutoCloseable> owned = new ArrayList<>(handles);
       owned.addAll(resources);
-      return new RocksStorage(dir, db, handles.get(0), handles.get(1), owned, durable, rowCacheBytes, unlisted);
+      return new RocksStorage(dir, db, handles.get(0), handles.get(1), owned, files, running, durable, rowCacheBytes,
+          unlisted);
     } catch (RocksDBException | RuntimeException e) {
       handles.forEach(ColumnFamilyHandle::close);
       db.close();
@@ -366,6 +404,29 @@ public final class RocksStorage implements AutoCloseable {
    * negative, as while a legacy snapshot is loaded) in the same atomic write.
    */
   public void apply(WriteBatchBuilder batch, long throughVersion) {
+    write(batch, throughVersion, unlogged);
+  }
+
+  /**
+   * As {@link #apply}, except that where RocksDB would make the write wait (its writes slowed or stopped: too
+   * many level-0 table files, which compactions move down, or memtables waiting for a flush) nothing is written
+   * and false is answered. A compaction may wait for disk space ({@link #roomForCompactions}) as long as it
+   * takes an operator to free some; a thread blocked in a write meanwhile could not even be stopped.
+   */
+  public boolean tryApply(WriteBatchBuilder batch, long throughVersion) {
+    try {
+      write(batch, throughVersion, unloggedNoWait);
+      return true;
+    } catch (StorageFailure f) {
+      if (f.getCause() instanceof RocksDBException r && r.getStatus() != null
+          && r.getStatus().getCode() == Status.Code.Incomplete) {
+        return false;
+      }
+      throw f;
+    }
+  }
+
+  private void write(WriteBatchBuilder batch, long throughVersion, WriteOptions options) {
     if (rows != null) {
       rows.beginApply();
     }
@@ -377,7 +438,7 @@ public final class RocksStorage implements AutoCloseable {
         b.put(meta, DURABLE_VERSION_KEY, ByteBuffer.allocate(8).putLong(throughVersion).array());
         applyingVersion = Math.max(applyingVersion, throughVersion);
       }
-      db.write(unlogged, b);
+      db.write(options, b);
     } catch (RocksDBException e) {
       throw failure("writing", e);
     } finally {
@@ -434,9 +495,99 @@ public final class RocksStorage implements AutoCloseable {
     }
   }
 
+  /**
+   * Far more than any disk: added to both RocksDB's space limit and the headroom it asks of a compaction, so
+   * that the limit decides compactions alone. A flush or compaction output that takes the table files past the
+   * limit itself stops RocksDB until {@code Resume}, which the Java API lacks; the slack keeps that out of reach.
+   */
+  private static final long SPACE_LIMIT_SLACK = 1L << 40;
+
+  /**
+   * Lets RocksDB start a compaction only while its inputs (its estimate of its output, which exists beside them
+   * until it ends), with those of the compactions running, fit in {@code bytes}: the free space it may take.
+   * RocksDB checks the free space itself only after a write failed for lack of it; a compaction rewrites up to
+   * the whole storage. One it refuses is tried again a second later. Until the first call, none is refused, unless
+   * the storage was opened with {@code compactionsWaitForRoom}.
+   */
+  public void roomForCompactions(long bytes) {
+    synchronized (lifecycle) {
+      if (closed) {
+        return;
+      }
+      files.setCompactionBufferSize(SPACE_LIMIT_SLACK);
+      files.setMaxAllowedSpaceUsage(files.getTotalSize() + Math.max(0, bytes) + SPACE_LIMIT_SLACK);
+    }
+  }
+
+  /**
+   * What the compactions running now may still write: the size of their inputs (their output, which exists beside
+   * them until they end, is about as large). 0 when compactions are not limited ({@code compactionsWaitForRoom}).
+   * A compaction RocksDB has just let start is counted from its first callback, microseconds later.
+   */
+  public long compactionBytesInFlight() {
+    return running == null ? 0 : running.bytes();
+  }
+
+  /** Counts the running compactions' inputs, from RocksDB's callbacks (on its background threads). */
+  private static final class RunningCompactions extends AbstractEventListener {
+    private final Map<Integer, Long> inputBytes = new ConcurrentHashMap<>();
+
+    RunningCompactions() {
+      super(EnabledEventCallback.ON_COMPACTION_BEGIN, EnabledEventCallback.ON_COMPACTION_COMPLETED);
+    }
+
+    @Override
+    public void onCompactionBegin(RocksDB db, CompactionJobInfo info) {
+      long bytes = 0;
+      for (String file : info.inputFiles()) {
+        try {
+          bytes += Files.size(Path.of(file));
+        } catch (IOException | RuntimeException unreadable) {
+          // An input is held open by the compaction; unreadable only if the file system fails, as RocksDB will then.
+        }
+      }
+      inputBytes.put(info.jobId(), bytes);
+    }
+
+    @Override
+    public void onCompactionCompleted(RocksDB db, CompactionJobInfo info) {
+      inputBytes.remove(info.jobId());
+    }
+
+    long bytes() {
+      long sum = 0;
+      for (long b : inputBytes.values()) {
+        sum += b;
+      }
+      return sum;
+    }
+  }
+
+  /** What makes RocksDB slow or stop writes, for a log line: the data's level-0 table files and memtables. */
+  public String stallCause() {
+    try {
+      return db.getProperty(data, "rocksdb.num-files-at-level0") + " table files at level 0, "
+          + db.getProperty(data, "rocksdb.num-immutable-mem-table") + " memtables waiting for a flush, "
+          + db.getProperty(data, "rocksdb.estimate-pending-compaction-bytes") + " bytes waiting for compaction";
+    } catch (RocksDBException e) {
+      return "unknown: " + StorageFiles.stateOf(e);
+    }
+  }
+
+  /** Table files at level 0 of the data, which compactions move down (for tests). */
+  long tableFilesAtLevel0() {
+    try {
+      return Long.parseLong(db.getProperty(data, "rocksdb.num-files-at-level0"));
+    } catch (RocksDBException e) {
+      throw failure("reading a property of", e);
+    }
+  }
+
   /** Makes everything applied so far durable in RocksDB's own files (the log behind it can then go). */
   public void flush() {
-    try (FlushOptions options = new FlushOptions().setWaitForFlush(true)) {
+    // Without allowing a stall, a flush waits until it would not stall writes, which, with the compactions
+    // waiting for disk space, was for ever (a close hung in it).
+    try (FlushOptions options = new FlushOptions().setWaitForFlush(true).setAllowWriteStall(true)) {
       db.flush(options, List.of(data, meta));
     } catch (RocksDBException e) {
       throw failure("flushing", e);
@@ -461,6 +612,7 @@ public final class RocksStorage implements AutoCloseable {
       LOG.warn("engine storage " + dir + ": stopping background work failed", e);
     }
     unlogged.close();
+    unloggedNoWait.close();
     reads.close();
     for (AutoCloseable r : resources) {
       if (r instanceof ColumnFamilyHandle h) {
