@@ -13,9 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
-import org.rocksdb.AbstractEventListener;
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.BloomFilter;
 import org.rocksdb.Checkpoint;
@@ -23,7 +21,6 @@ import org.rocksdb.Cache;
 import org.rocksdb.ColumnFamilyDescriptor;
 import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.ColumnFamilyOptions;
-import org.rocksdb.CompactionJobInfo;
 import org.rocksdb.DBOptions;
 import org.rocksdb.Env;
 import org.rocksdb.FlushOptions;
@@ -73,8 +70,8 @@ public final class RocksStorage implements AutoCloseable {
   private final List<AutoCloseable> resources;
   /** Tracks the table files' sizes; decides whether a compaction may start (see {@link #roomForCompactions}). */
   private final SstFileManager files;
-  /** The compactions running now and what they may still write, or null when compactions are not limited. */
-  private final RunningCompactions running;
+  /** Whether compactions are limited ({@link #roomForCompactions}): only then is their size in flight read. */
+  private final boolean compactionsLimited;
   private final WriteOptions unlogged;
   /** {@link #unlogged}, failing at once where RocksDB would make the write wait (see {@link #tryApply}). */
   private final WriteOptions unloggedNoWait;
@@ -94,11 +91,11 @@ public final class RocksStorage implements AutoCloseable {
   private final Object lifecycle = new Object();
 
   private RocksStorage(Path dir, RocksDB db, ColumnFamilyHandle data, ColumnFamilyHandle meta,
-      List<AutoCloseable> resources, SstFileManager files, RunningCompactions running, long durableVersion,
+      List<AutoCloseable> resources, SstFileManager files, boolean compactionsLimited, long durableVersion,
       long rowCacheBytes, List<String> unlistedTables) {
     this.dir = dir;
     this.files = files;
-    this.running = running;
+    this.compactionsLimited = compactionsLimited;
     this.unlistedTables = unlistedTables;
     this.db = db;
     this.data = data;
@@ -192,11 +189,7 @@ public final class RocksStorage implements AutoCloseable {
       files.setMaxAllowedSpaceUsage(SPACE_LIMIT_SLACK);
     }
     DBOptions options = RocksTuning.database(files);
-    RunningCompactions running = null;
     if (compactionsWaitForRoom) {
-      running = new RunningCompactions();
-      resources.add(running);
-      options.setListeners(List.of(running));
       // RocksDB reserves 1.1 x the target file size (about 70 MiB) ahead of each compaction output with fallocate:
       // a 70 MiB compaction given room for 70 MiB took 130 MiB and a file system's last byte at a reopen.
       options.setAllowFAllocate(false);
@@ -222,7 +215,7 @@ public final class RocksStorage implements AutoCloseable {
       long durable = recorded == null ? 0 : ByteBuffer.wrap(recorded).getLong();
       List<AutoCloseable> owned = new ArrayList<>(handles);
       owned.addAll(resources);
-      return new RocksStorage(dir, db, handles.get(0), handles.get(1), owned, files, running, durable, rowCacheBytes,
+      return new RocksStorage(dir, db, handles.get(0), handles.get(1), owned, files, compactionsWaitForRoom, durable, rowCacheBytes,
           unlisted);
     } catch (RocksDBException | RuntimeException e) {
       handles.forEach(ColumnFamilyHandle::close);
@@ -522,44 +515,26 @@ public final class RocksStorage implements AutoCloseable {
   /**
    * What the compactions running now may still write: the size of their inputs (their output, which exists beside
    * them until they end, is about as large). 0 when compactions are not limited ({@code compactionsWaitForRoom}).
-   * A compaction RocksDB has just let start is counted from its first callback, microseconds later.
+   *
+   * <p>Read from the table files RocksDB marks as being compacted, not from its compaction callbacks: a callback
+   * attaches a RocksDB thread to the JVM, and one that ended while the JVM exited (RocksDB's exit handler joins its
+   * threads with the JVM's lock held) hung the process for ever.
    */
   public long compactionBytesInFlight() {
-    return running == null ? 0 : running.bytes();
-  }
-
-  /** Counts the running compactions' inputs, from RocksDB's callbacks (on its background threads). */
-  private static final class RunningCompactions extends AbstractEventListener {
-    private final Map<Integer, Long> inputBytes = new ConcurrentHashMap<>();
-
-    RunningCompactions() {
-      super(EnabledEventCallback.ON_COMPACTION_BEGIN, EnabledEventCallback.ON_COMPACTION_COMPLETED);
+    if (!compactionsLimited) {
+      return 0;
     }
-
-    @Override
-    public void onCompactionBegin(RocksDB db, CompactionJobInfo info) {
+    synchronized (lifecycle) {
+      if (closed) {
+        return 0;
+      }
       long bytes = 0;
-      for (String file : info.inputFiles()) {
-        try {
-          bytes += Files.size(Path.of(file));
-        } catch (IOException | RuntimeException unreadable) {
-          // An input is held open by the compaction; unreadable only if the file system fails, as RocksDB will then.
+      for (LiveFileMetaData f : db.getLiveFilesMetaData()) {
+        if (f.beingCompacted()) {
+          bytes += f.size();
         }
       }
-      inputBytes.put(info.jobId(), bytes);
-    }
-
-    @Override
-    public void onCompactionCompleted(RocksDB db, CompactionJobInfo info) {
-      inputBytes.remove(info.jobId());
-    }
-
-    long bytes() {
-      long sum = 0;
-      for (long b : inputBytes.values()) {
-        sum += b;
-      }
-      return sum;
+      return bytes;
     }
   }
 
