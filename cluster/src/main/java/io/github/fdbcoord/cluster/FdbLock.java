@@ -1,5 +1,6 @@
 package io.github.fdbcoord.cluster;
 
+import com.apple.foundationdb.Transaction;
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.api.LockEvent;
 import io.github.fdbcoord.cluster.impl.LockGrant;
@@ -35,6 +36,17 @@ public final class FdbLock implements Lock {
   /** The fencing token of this grant: strictly greater for every later grant of the same lock. */
   public FencingToken token() {
     return grant.handle().token();
+  }
+
+  /**
+   * Fences the caller's own transaction with this grant ({@code MutexHandle.fence}): {@code tr}, on the database this
+   * cluster manager uses (the one handed in through {@link FdbClusterManagerOptions}, or one opened on the same
+   * cluster file), commits only while this grant is the lock's current one, so a node paused past its lease and
+   * replaced cannot commit writes it makes under the lock. Fails with the store's refusal
+   * ({@code NotOwnerException}/{@code MutexNotHeldException}) when the grant has ended, and {@link #lost()} completes.
+   */
+  public CompletableFuture<Void> fence(Transaction tr) {
+    return grant.handle().fence(tr);
   }
 
   /** Completes when this grant was found ended by someone else (evicted after its lease ran out). */

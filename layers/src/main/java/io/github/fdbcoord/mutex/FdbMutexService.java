@@ -406,6 +406,24 @@ final class FdbMutexService implements MutexService {
     return ownerRemoval.removeIn(tr, ownerPrefix);
   }
 
+  @Override
+  public CompletableFuture<Void> fence(Transaction tr, String name, String owner, FencingToken token) {
+    checkName(name, "mutex name");
+    checkName(owner, "owner");
+    if (token == null) {
+      throw new IllegalArgumentException("a fence needs the grant's fencing token, got null");
+    }
+    // The generation with conflict: it changes with every change of owner and only then. The owner record
+    // without: heartbeats rewrite it, and a fenced transaction must not conflict with its own holder's heartbeats.
+    CompletableFuture<FencingToken> generationRead = schema.readGeneration(tr, name);
+    CompletableFuture<MutexOwner> currentRead = schema.readOwner(tr.snapshot(), name);
+    return unwrapped(generationRead.thenCombine(currentRead, (generation, current) ->
+        token.equals(generation) && MutexTransitions.isGrant(current, owner, token)
+            ? null : MutexTransitions.refusal(name, owner, token, current))
+        .thenCompose(refusal -> refusal == null ? CompletableFuture.completedFuture(null)
+            : CompletableFuture.failedFuture(refusal)));
+  }
+
   /** Leaves the queue unless the mutex was granted meanwhile: then completes with the grant, else null. */
   CompletableFuture<MutexOwner> leaveUnlessGranted(String name, String owner) {
     return transact(tr -> schema.readOwner(tr, name).thenCombine(schema.readTicket(tr, name, owner), (current, ticket) -> {

@@ -1,5 +1,6 @@
 package io.github.fdbcoord.mutex;
 
+import com.apple.foundationdb.Transaction;
 import com.apple.foundationdb.tuple.Versionstamp;
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.api.LockEvent;
@@ -7,6 +8,7 @@ import io.github.fdbcoord.api.MutexOwner;
 
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -72,6 +74,18 @@ final class HeartbeatingHandle implements MutexHandle {
       if (e instanceof MutexException && !released) {
         stopHeartbeats();
         lost.complete((MutexException) e);
+      }
+    });
+  }
+
+  @Override
+  public CompletableFuture<Void> fence(Transaction tr) {
+    return service.fence(tr, name, owner, token).whenComplete((r, e) -> {
+      // A grant found ended at a read version stays ended: no later read can find it current again.
+      Throwable cause = e instanceof CompletionException ? e.getCause() : e;
+      if (cause instanceof MutexException refusal && !released) {
+        stopHeartbeats();
+        lost.complete(refusal);
       }
     });
   }

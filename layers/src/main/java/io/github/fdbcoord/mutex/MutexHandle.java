@@ -1,5 +1,6 @@
 package io.github.fdbcoord.mutex;
 
+import com.apple.foundationdb.Transaction;
 import com.apple.foundationdb.tuple.Versionstamp;
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.api.LockEvent;
@@ -30,6 +31,12 @@ public interface MutexHandle {
 
   /** Heartbeats now, in addition to the scheduled heartbeats. */
   CompletableFuture<MutexOwner> heartbeat();
+
+  /**
+   * {@link MutexService#fence} with this grant: {@code tr}, the caller's own transaction, commits only while this
+   * grant is the mutex's current one. A refusal also completes {@link #lost()}.
+   */
+  CompletableFuture<Void> fence(Transaction tr);
 
   /**
    * Completes, with the refusal that revealed it, when a heartbeat finds the grant ended (the

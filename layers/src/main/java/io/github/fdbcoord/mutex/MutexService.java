@@ -204,6 +204,21 @@ public interface MutexService extends AutoCloseable {
   CompletableFuture<Integer> removeOwnersIn(Transaction tr, String ownerPrefix);
 
   /**
+   * Fences the caller's own transaction {@code tr} (on this service's database) with the grant {@code token} of
+   * {@code owner}: completes when the grant is the mutex's current one at {@code tr}'s read version, and makes
+   * {@code tr} commit only if no change of owner commits in between. The grant is read from the mutex's
+   * generation key, which every change of owner writes and heartbeats never touch, with a read conflict: a hand-off
+   * or an expiry committed after the read makes {@code tr}'s commit fail with {@code not_committed} (1020), and the
+   * retry of a retry loop is then refused here. So a holder paused past its lease and replaced cannot commit a
+   * fenced write to its own data, whether or not it has learnt that it lost the grant.
+   *
+   * <p>Fails with {@link MutexNotHeldException} (the mutex is free) or {@link NotOwnerException} (another grant is
+   * current) when the grant has ended; the caller's transaction must then not commit, as {@code Database.run} and
+   * {@code runAsync} ensure by failing with it. Costs one read, issued beside the caller's own.
+   */
+  CompletableFuture<Void> fence(Transaction tr, String name, String owner, FencingToken token);
+
+  /**
    * A hint, typically from another process's {@link HandOffNotifier}, that mutex {@code name} was
    * handed to {@code owner}: when an acquire of {@code owner} on this service waits for {@code name},
    * reads the mutex again now rather than when its watch fires, and completes the acquire if the
