@@ -57,6 +57,23 @@ public final class MutexOptions {
     return builder().build();
   }
 
+  /** A builder holding these options, to change some of them. */
+  public Builder toBuilder() {
+    Builder b = new Builder();
+    b.directory = directory;
+    b.lease = lease;
+    b.heartbeatInterval = heartbeatInterval;
+    b.reaperInterval = reaperInterval;
+    b.reaperEnabled = reaperEnabled;
+    b.eventRetention = eventRetention;
+    b.maxQueueLength = maxQueueLength;
+    b.hostId = hostId;
+    b.executor = executor;
+    b.scheduler = scheduler;
+    b.handOffNotifier = handOffNotifier;
+    return b;
+  }
+
   /** Path of the directory holding every mutex of the service. */
   public List<String> directory() {
     return directory;

@@ -1,0 +1,38 @@
+package io.github.fdbcoord.election;
+
+import com.apple.foundationdb.Transaction;
+import io.github.fdbcoord.api.FencingToken;
+import io.github.fdbcoord.mutex.MutexException;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The leadership of one candidate, won by {@link LeaderElection#campaign}: kept alive by heartbeats until resigned,
+ * or lost (the leader was silent for a lease, for example paused, and the next candidate was made leader).
+ */
+public interface Leadership {
+  Leader leader();
+
+  /** The epoch of this leadership: strictly greater than every earlier leadership's of the same election. */
+  default FencingToken epoch() {
+    return leader().epoch();
+  }
+
+  /** Whether this process believes it leads: neither resigned nor known lost. */
+  boolean isLeading();
+
+  /**
+   * Fences the caller's own transaction {@code tr} with this epoch: it commits only while this leadership is the
+   * election's current one (see {@code MutexService.fence}). A refusal completes {@link #lost()}.
+   */
+  CompletableFuture<Void> fence(Transaction tr);
+
+  /** Ends this leadership; the next candidate in line (FIFO) becomes leader in the same transaction. */
+  CompletableFuture<Void> resign();
+
+  /**
+   * Completes, with the refusal that revealed it, when this process learns it lost the leadership (a heartbeat or a
+   * fence found a newer epoch or none): after a pause past the lease, at the first heartbeat on resuming. Never
+   * completes after {@link #resign()}.
+   */
+  CompletableFuture<MutexException> lost();
+}
