@@ -51,11 +51,17 @@ class LeaderElectionTest {
     db.close();
   }
 
-  /** One process's elections: lease 600 ms, heartbeats every 100 ms, reaper every 20 ms. */
+  /**
+   * One process's elections, with a lease far above any stall of a loaded machine (lease 10 s, heartbeats every
+   * 500 ms, reaper every 20 ms): no leader is replaced unless the test stops it.
+   */
   private LeaderElection process() {
+    return process(Duration.ofSeconds(10), Duration.ofMillis(500));
+  }
+
+  private LeaderElection process(Duration lease, Duration heartbeatInterval) {
     LeaderElection e = await(LeaderElection.open(db, MutexOptions.builder().directory(directory)
-        .lease(Duration.ofMillis(600)).heartbeatInterval(Duration.ofMillis(100)).reaperInterval(Duration.ofMillis(20))
-        .build()));
+        .lease(lease).heartbeatInterval(heartbeatInterval).reaperInterval(Duration.ofMillis(20)).build()));
     elections.add(e);
     return e;
   }
@@ -137,8 +143,8 @@ class LeaderElectionTest {
 
   @Test
   void aLeaderSilentPastItsLeaseIsReplacedAndItsFencedWritesAreRefused() throws Exception {
-    LeaderElection paused = process();
-    LeaderElection other = process();
+    LeaderElection paused = process(Duration.ofMillis(600), Duration.ofMillis(100));
+    LeaderElection other = process(Duration.ofMillis(600), Duration.ofMillis(100));
     Leadership old = await(paused.campaign("jobs", "paused", null));
     CompletableFuture<Leadership> next = other.campaign("jobs", "next", null);
     // The process stops heartbeating (as a paused or dead one does): its lease runs out and the reaper elsewhere

@@ -142,18 +142,22 @@ class MutexFenceTest extends MutexTestSupport {
   /**
    * Holders that stop heartbeating (paused) lose their grant to the reaper and then try to write; live holders write
    * under their fence. Every write that committed was made under the grant current at its commit: the writes'
-   * tokens never go down, and every paused holder's late write was refused.
+   * tokens never go down, and every paused holder's late write was refused. (A live holder that a loaded machine
+   * stalls past the lease loses its grant too, and its write is refused: that is counted, not failed.)
    */
   @Test
   void manyHoldersSomePausedPastTheirLeaseNeverWriteOutOfTurn() throws Exception {
     int contenders = 8;
-    int rounds = 6;
+    int rounds = 4;
     List<MutexService> services = new ArrayList<>();
     for (int i = 0; i < 2; i++) {
-      services.add(service(fast()));
+      services.add(service(MutexOptions.builder().lease(Duration.ofSeconds(2)).heartbeatInterval(Duration.ofMillis(100))
+          .reaperInterval(Duration.ofMillis(20))));
     }
     byte[] counter = dataKey("counter");
     AtomicInteger refusedLate = new AtomicInteger();
+    AtomicInteger committed = new AtomicInteger();
+    AtomicInteger refusedLive = new AtomicInteger();
     AtomicInteger pauses = new AtomicInteger();
     AtomicReference<Throwable> failure = new AtomicReference<>();
     CountDownLatch start = new CountDownLatch(1);
@@ -184,12 +188,18 @@ class MutexFenceTest extends MutexTestSupport {
               }
               continue;
             }
-            await(db.runAsync(tr -> h.fence(tr).thenCompose(v -> tr.get(counter)).thenAccept(bytes -> {
-              long n = bytes == null ? 0 : Tuple.fromBytes(bytes).getLong(0);
-              tr.set(counter, Tuple.from(n + 1).pack());
-              tr.set(dataKey("log/" + String.format("%06d", n)), h.token().bytes());
-            })));
-            await(h.release());
+            try {
+              await(db.runAsync(tr -> h.fence(tr).thenCompose(v -> tr.get(counter)).thenAccept(bytes -> {
+                long n = bytes == null ? 0 : Tuple.fromBytes(bytes).getLong(0);
+                tr.set(counter, Tuple.from(n + 1).pack());
+                tr.set(dataKey("log/" + String.format("%06d", n)), h.token().bytes());
+              })));
+              committed.incrementAndGet();
+              await(h.release());
+            } catch (MutexException lostMeanwhile) {
+              assertTrue(h.lost().isDone(), "a refused fence is a lost grant: " + lostMeanwhile);
+              refusedLive.incrementAndGet();
+            }
           }
         } catch (Throwable t) {
           failure.compareAndSet(null, t);
@@ -209,7 +219,8 @@ class MutexFenceTest extends MutexTestSupport {
     assertEquals(pausedRounds, refusedLate.get(), "every paused holder's late write was refused");
     assertTrue(pausedRounds > 0);
     long writes = Tuple.fromBytes(read(counter)).getLong(0);
-    assertEquals((long) contenders * rounds - pausedRounds, writes, "every live holder's write, once");
+    assertEquals(committed.get(), writes, "every committed write counted once");
+    assertEquals(contenders * rounds - pausedRounds, committed.get() + refusedLive.get());
     FencingToken previous = null;
     for (long i = 0; i < writes; i++) {
       FencingToken t = FencingToken.of(read(dataKey("log/" + String.format("%06d", i))));
