@@ -169,9 +169,13 @@ class LowDiskSpaceTest {
     }
   }
 
+  /** Transactions that must get through between the low spells of the many-writers test. */
+  private static final int ENOUGH_ACKNOWLEDGED = 64;
+
   /**
    * 32 clients, each transaction moving one unit onto the counter and recording its own id, while the
-   * free space crosses the reserve every 100 ms and transactions time out after 400 ms. Whatever
+   * free space crosses the reserve every 100 ms and transactions time out after 400 ms, for at least 3 s and until
+   * 64 transactions got through. Whatever
    * happens, the counter equals the number of recorded ids (no half-applied transaction), every
    * acknowledged id is there (after a reopen too), and the only failures are timeouts.
    */
@@ -198,11 +202,15 @@ class LowDiskSpaceTest {
       });
       toggler.start();
       List<CompletableFuture<Void>> clients = new ArrayList<>();
-      long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+      // At least 3 s (30 low spells), and on until twice as many transactions as clients got through: a count
+      // reached in 3 s on a quiet machine, and in the fifth hunt (load 15-20) only 24 were, so it is waited for.
+      long minimumEnd = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(45);
       for (int c = 0; c < 32; c++) {
         int client = c;
         clients.add(CompletableFuture.runAsync(() -> {
-          for (int n = 0; System.nanoTime() < end; n++) {
+          for (int n = 0; System.nanoTime() < minimumEnd
+              || (acknowledged.size() < ENOUGH_ACKNOWLEDGED && System.nanoTime() < deadline); n++) {
             String id = client + "/" + n;
             try {
               db.runAsync(tr -> {
@@ -225,7 +233,8 @@ class LowDiskSpaceTest {
       stop.set(true);
       toggler.join();
       assertTrue(unexpected.isEmpty(), "only timeouts may fail: " + unexpected);
-      assertTrue(acknowledged.size() > 32, "clients got through between the low spells: " + acknowledged.size());
+      assertTrue(acknowledged.size() >= ENOUGH_ACKNOWLEDGED,
+          "clients got through between the low spells: " + acknowledged.size() + " in 45 s");
       checkInvariant(db, acknowledged.keySet());
     }
     try (EmbeddedDatabase db = open(disk.afterPowerLoss(new Random(11), NonDurableFileLayer.Loss.ALL_UNFORCED))) {
