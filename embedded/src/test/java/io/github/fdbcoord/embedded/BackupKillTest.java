@@ -92,6 +92,13 @@ class BackupKillTest {
         }
       }
       assertTrue(run.ackedBeforeBackup.containsKey(2), "the child did not start its third backup");
+      // Killed once the backup has begun writing: a loaded machine once ran the kill before the backup had made its
+      // directory, and a backup that never began is refused as missing, not as incomplete.
+      Path third = backups.resolve("backup-2");
+      while (!Files.exists(third) && child.isAlive() && System.nanoTime() < deadline) {
+        Thread.sleep(1);
+      }
+      assertTrue(Files.exists(third), "the third backup wrote nothing in 180 s");
       Thread.sleep(new Random().nextInt(20));
       assertTrue(child.isAlive(), () -> "the child died before it was killed: " + child.exitValue());
       ChildJvm.kill(child);
