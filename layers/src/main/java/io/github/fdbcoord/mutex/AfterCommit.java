@@ -1,5 +1,6 @@
 package io.github.fdbcoord.mutex;
 
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 
@@ -29,6 +30,18 @@ final class AfterCommit<T> {
 
   <U> AfterCommit<U> map(Function<T, U> f) {
     return versionstamp == null ? now(f.apply(ready)) : stamped(versionstamp, fromVersionstamp.andThen(f));
+  }
+
+  /**
+   * The results of several parts of one transaction attempt, in order; {@code versionstamp} is the attempt's
+   * {@code tr.getVersionstamp()}, which every stamped part was given too.
+   */
+  static <T> AfterCommit<List<T>> all(List<AfterCommit<T>> parts, CompletableFuture<byte[]> versionstamp) {
+    if (parts.stream().allMatch(p -> p.versionstamp == null)) {
+      return now(parts.stream().map(p -> p.ready).toList());
+    }
+    return stamped(versionstamp, vs -> parts.stream()
+        .map(p -> p.versionstamp == null ? p.ready : p.fromVersionstamp.apply(vs)).toList());
   }
 
   CompletableFuture<T> resolve() {

@@ -63,9 +63,14 @@ final class HeartbeatingHandle implements MutexHandle {
 
   @Override
   public CompletableFuture<LockEvent> release() {
+    markReleased();
+    return service.release(name, owner, token);
+  }
+
+  /** Stops heartbeating for a release the caller makes itself (several grants released in one transaction). */
+  void markReleased() {
     released = true;
     stopHeartbeats();
-    return service.release(name, owner, token);
   }
 
   @Override

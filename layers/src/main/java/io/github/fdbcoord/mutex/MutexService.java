@@ -12,6 +12,7 @@ import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Versionstamp;
 
 import java.time.Duration;
+import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -94,6 +95,22 @@ public interface MutexService extends AutoCloseable {
    *     raced the cancellation).
    */
   CompletableFuture<MutexHandle> acquire(String name, String owner, Duration timeout);
+
+  /**
+   * Acquires every mutex of {@code names} for {@code owner}, all or none. The owner joins every queue (or takes every
+   * free mutex) in one transaction, in the names' order, so all its entries carry one commit's ticket: two callers
+   * asking for overlapping sets are queued in the same order on every mutex they share, and neither can hold one
+   * while waiting for the other's (no deadlock among {@code acquireAll} callers, whatever order they list names in).
+   * Completes once every grant is held, each heartbeating as {@link #acquire} does; when one cannot be had (timeout,
+   * cancellation, a refusal) the grants already made are released and the other queues left, and the future fails.
+   *
+   * @param names one or more distinct mutex names (duplicates count once), at most {@value #MAX_NAMES_PER_CALL}
+   * @param timeout for the whole set; {@code Duration.ZERO} tries once; null waits without limit
+   */
+  CompletableFuture<MultiMutexHandle> acquireAll(Collection<String> names, String owner, Duration timeout);
+
+  /** Most mutexes one {@link #acquireAll} takes: their enqueues share one transaction. */
+  int MAX_NAMES_PER_CALL = 100;
 
   /**
    * Waits as {@link #acquire(String, String, Duration)} does (the same queue entry kept alive, the
