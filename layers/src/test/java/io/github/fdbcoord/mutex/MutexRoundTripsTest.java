@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -68,57 +69,89 @@ class MutexRoundTripsTest {
     assertEquals(3, c.roundTrips(), "round trips (read version, the reads together, commit): " + c);
   }
 
+  /**
+   * {@code measure}'s cost, measured up to three times (each on a mutex of its own), keeping the fewest round trips.
+   * Load can only add round trips to a measurement (a read that completes before the next is issued, after a stall
+   * of the test's thread longer than the read latency: 1 in 13 runs at load 21 in the fifth hunt), never remove
+   * them: a transaction that waits for one read before the next never shows its reads in one round trip.
+   */
+  private static Counts fewestRoundTrips(Function<String, Counts> measure) {
+    Counts best = null;
+    for (int attempt = 0; attempt < 3 && (best == null || best.roundTrips() > 3); attempt++) {
+      Counts c = measure.apply("m" + attempt);
+      if (best == null || c.roundTrips() < best.roundTrips()) {
+        best = c;
+      }
+    }
+    return best;
+  }
+
   @Test
   void takingAFreeMutexIsOneRoundOfReadsAndACommit() {
-    AcquireResult[] r = new AcquireResult[1];
-    Counts c = cost(() -> mutexes.tryAcquire("m", "a"), r);
-    assertTrue(r[0].isHeld());
+    Counts c = fewestRoundTrips(m -> {
+      AcquireResult[] r = new AcquireResult[1];
+      Counts cost = cost(() -> mutexes.tryAcquire(m, "a"), r);
+      assertTrue(r[0].isHeld());
+      return cost;
+    });
     // The owner record, the caller's queue entry and the queue, all three before anything is known.
     assertOneRound(c, 3);
   }
 
   @Test
   void joiningTheQueueIsOneRoundOfReadsAndACommit() {
-    MutexTestSupport.await(mutexes.tryAcquire("m", "a"));
-    AcquireResult[] r = new AcquireResult[1];
-    Counts c = cost(() -> mutexes.tryAcquire("m", "b"), r);
-    assertFalse(r[0].isHeld());
-    assertEquals(1, r[0].position());
+    Counts c = fewestRoundTrips(m -> {
+      MutexTestSupport.await(mutexes.tryAcquire(m, "a"));
+      AcquireResult[] r = new AcquireResult[1];
+      Counts cost = cost(() -> mutexes.tryAcquire(m, "b"), r);
+      assertFalse(r[0].isHeld());
+      assertEquals(1, r[0].position());
+      return cost;
+    });
     assertOneRound(c, 3);
   }
 
   @Test
   void aReleaseThatHandsOffIsOneRoundOfReadsAndACommit() {
-    FencingToken a = MutexTestSupport.await(mutexes.tryAcquire("m", "a")).token().orElseThrow();
-    MutexTestSupport.await(mutexes.tryAcquire("m", "b"));
-    LockEvent[] e = new LockEvent[1];
-    Counts c = cost(() -> mutexes.release("m", "a", a), e);
-    assertEquals(LockEvent.Type.HANDED_OFF, e[0].type());
-    assertEquals("b", e[0].owner().orElseThrow());
+    Counts c = fewestRoundTrips(m -> {
+      FencingToken a = MutexTestSupport.await(mutexes.tryAcquire(m, "a")).token().orElseThrow();
+      MutexTestSupport.await(mutexes.tryAcquire(m, "b"));
+      LockEvent[] e = new LockEvent[1];
+      Counts cost = cost(() -> mutexes.release(m, "a", a), e);
+      assertEquals(LockEvent.Type.HANDED_OFF, e[0].type());
+      assertEquals("b", e[0].owner().orElseThrow());
+      return cost;
+    });
     // The owner record and the queue's head.
     assertOneRound(c, 2);
   }
 
   @Test
   void theReapersExpiryIsOneRoundOfReadsAndACommit() {
-    MutexTestSupport.await(mutexes.tryAcquire("m", "a"));
-    MutexTestSupport.await(mutexes.tryAcquire("m", "b"));
-    byte[] record = MutexTestSupport.await(store.readAsync(tr -> mutexes.schema.readOwnerBytes(tr, "m")));
     MutexReaper reaper = new MutexReaper(mutexes, Duration.ofMillis(1), Duration.ofSeconds(1));
-    Boolean[] expired = new Boolean[1];
-    Counts c = cost(() -> reaper.expire("m", record), expired);
-    assertTrue(expired[0]);
-    assertEquals("b", MutexTestSupport.await(mutexes.state("m")).owner().orElseThrow().owner());
+    Counts c = fewestRoundTrips(m -> {
+      MutexTestSupport.await(mutexes.tryAcquire(m, "a"));
+      MutexTestSupport.await(mutexes.tryAcquire(m, "b"));
+      byte[] record = MutexTestSupport.await(store.readAsync(tr -> mutexes.schema.readOwnerBytes(tr, m)));
+      Boolean[] expired = new Boolean[1];
+      Counts cost = cost(() -> reaper.expire(m, record), expired);
+      assertTrue(expired[0]);
+      assertEquals("b", MutexTestSupport.await(mutexes.state(m)).owner().orElseThrow().owner());
+      return cost;
+    });
     // The owner record and the queue's head.
     assertOneRound(c, 2);
   }
 
   @Test
   void aReleaseThatFreesIsOneRoundOfReadsAndACommit() {
-    FencingToken a = MutexTestSupport.await(mutexes.tryAcquire("m", "a")).token().orElseThrow();
-    LockEvent[] e = new LockEvent[1];
-    Counts c = cost(() -> mutexes.release("m", "a", a), e);
-    assertEquals(LockEvent.Type.RELEASED, e[0].type());
+    Counts c = fewestRoundTrips(m -> {
+      FencingToken a = MutexTestSupport.await(mutexes.tryAcquire(m, "a")).token().orElseThrow();
+      LockEvent[] e = new LockEvent[1];
+      Counts cost = cost(() -> mutexes.release(m, "a", a), e);
+      assertEquals(LockEvent.Type.RELEASED, e[0].type());
+      return cost;
+    });
     assertOneRound(c, 2);
   }
 }
