@@ -3,6 +3,7 @@ package io.github.fdbcoord.election;
 import com.apple.foundationdb.Transaction;
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.api.LockEvent;
+import io.github.fdbcoord.fdb.FdbErrors;
 import io.github.fdbcoord.mutex.MutexException;
 import io.github.fdbcoord.mutex.MutexHandle;
 import io.github.fdbcoord.mutex.MutexService;
@@ -31,14 +32,14 @@ final class FdbLeaderElection implements LeaderElection {
   public CompletableFuture<Leadership> campaign(String election, String candidate, Duration timeout) {
     MutexService.checkName(election, "election");
     MutexService.checkName(candidate, "candidate");
-    return mutexes.acquire(election, candidate, timeout).thenApply(handle -> new MutexLeadership(election, handle));
+    return unwrapped(mutexes.acquire(election, candidate, timeout).thenApply(h -> new MutexLeadership(election, h)));
   }
 
   @Override
   public CompletableFuture<Optional<Leader>> leader(String election) {
     MutexService.checkName(election, "election");
-    return mutexes.state(election).thenApply(state ->
-        state.owner().map(owner -> new Leader(election, owner.owner(), owner.token())));
+    return unwrapped(mutexes.state(election).thenApply(state ->
+        state.owner().map(owner -> new Leader(election, owner.owner(), owner.token()))));
   }
 
   @Override
@@ -57,6 +58,19 @@ final class FdbLeaderElection implements LeaderElection {
           : leader(election).thenApply(current -> observer.tell(current.map(Leader::epoch).orElse(null), current)))
           .thenApply(ignored -> observer);
     });
+  }
+
+  /** {@code f}, failing with its cause itself rather than wrapped by a dependent stage, as the mutex layer's futures do. */
+  private static <T> CompletableFuture<T> unwrapped(CompletableFuture<T> f) {
+    CompletableFuture<T> out = new CompletableFuture<>();
+    f.whenComplete((v, e) -> {
+      if (e == null) {
+        out.complete(v);
+      } else {
+        out.completeExceptionally(FdbErrors.unwrap(e));
+      }
+    });
+    return out;
   }
 
   private static Optional<Leader> leaderAfter(LockEvent event) {
@@ -147,7 +161,7 @@ final class FdbLeaderElection implements LeaderElection {
 
     @Override
     public CompletableFuture<Void> resign() {
-      return handle.release().thenApply(event -> null);
+      return unwrapped(handle.release().thenApply(event -> null));
     }
 
     @Override

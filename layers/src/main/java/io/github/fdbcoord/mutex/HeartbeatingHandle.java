@@ -85,14 +85,14 @@ final class HeartbeatingHandle implements MutexHandle {
 
   @Override
   public CompletableFuture<Void> fence(Transaction tr) {
-    return service.fence(tr, name, owner, token).whenComplete((r, e) -> {
+    return FdbMutexService.unwrapped(service.fence(tr, name, owner, token).whenComplete((r, e) -> {
       // A grant found ended at a read version stays ended: no later read can find it current again.
       Throwable cause = e instanceof CompletionException ? e.getCause() : e;
       if (cause instanceof MutexException refusal && !released) {
         stopHeartbeats();
         lost.complete(refusal);
       }
-    });
+    }));
   }
 
   @Override

@@ -100,7 +100,8 @@ final class MultiGrant implements MultiMutexHandle {
 
   @Override
   public CompletableFuture<Void> fence(Transaction tr) {
-    return CompletableFuture.allOf(handles.values().stream().map(h -> h.fence(tr)).toArray(CompletableFuture<?>[]::new));
+    return FdbMutexService.unwrapped(
+        CompletableFuture.allOf(handles.values().stream().map(h -> h.fence(tr)).toArray(CompletableFuture<?>[]::new)));
   }
 
   @Override

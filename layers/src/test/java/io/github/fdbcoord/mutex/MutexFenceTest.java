@@ -136,6 +136,11 @@ class MutexFenceTest extends MutexTestSupport {
     MutexNotHeldException refused = failure(MutexNotHeldException.class, fencedWrite(a, dataKey("x"), new byte[] {3}));
     assertNull(read(dataKey("x")));
     assertSame(refused, await(a.lost()), "the fence's refusal is how the handle learns it lost the grant");
+    // Futures of the layer fail with the refusal itself, not wrapped.
+    try (Transaction tr = db.createTransaction()) {
+      CompletableFuture<Void> again = a.fence(tr);
+      assertTrue(again.handle((v, e) -> e instanceof MutexNotHeldException).join(), "failed with the refusal itself");
+    }
     assertTrue(!a.isHeld());
   }
 
