@@ -188,7 +188,7 @@ final class GroupCommitWriter {
         throw new IllegalStateException("commit log " + dir + " is closed");
       }
       if (failure != null) {
-        throw new IOException("commit log " + dir + " failed earlier", failure);
+        throw new IOException("commit log " + dir + " failed earlier: " + describe(failure), failure);
       }
       long version = lastVersion;
       rolls.computeIfAbsent(version, v -> {
@@ -263,7 +263,7 @@ final class GroupCommitWriter {
         return false;
       }
       if (failure != null) {
-        throw new IOException("commit log " + dir + " failed earlier", failure);
+        throw new IOException("commit log " + dir + " failed earlier: " + describe(failure), failure);
       }
       return true;
     } finally {
@@ -555,5 +555,10 @@ final class GroupCommitWriter {
     manifestStale = true;
     segments.writeManifest();
     manifestStale = false;
+  }
+
+  /** What a failure says, for the messages of those who meet it later (an exception without a message: its type). */
+  static String describe(Throwable failure) {
+    return failure.getMessage() != null ? failure.getMessage() : failure.toString();
   }
 }

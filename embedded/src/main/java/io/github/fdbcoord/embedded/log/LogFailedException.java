@@ -12,6 +12,6 @@ import java.nio.file.Path;
  */
 public final class LogFailedException extends UncheckedIOException {
   LogFailedException(Path dir, IOException cause) {
-    super("commit log " + dir + " failed earlier (" + cause.getMessage() + "); the record was not written", cause);
+    super("commit log " + dir + " failed earlier (" + GroupCommitWriter.describe(cause) + "); the record was not written", cause);
   }
 }
