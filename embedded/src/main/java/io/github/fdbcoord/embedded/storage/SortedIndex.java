@@ -218,6 +218,12 @@ public final class SortedIndex implements AutoCloseable {
     } finally {
       mergeScheduled.set(false);
     }
+    // Adds and kills that came while this merge ran could not start one; left alone, a memtable
+    // overfilled or a pile of killed chains would wait for the next add or kill, which may never come.
+    State after = state;
+    if (after.mem().added.get() + after.mem().runs.size() >= memtableSize || killedPileUp(after.base())) {
+      scheduleMerge();
+    }
   }
 
   /**
