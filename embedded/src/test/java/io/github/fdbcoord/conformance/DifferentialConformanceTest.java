@@ -68,7 +68,7 @@ class DifferentialConformanceTest {
       embedded.close();
     }
     if (fdb != null) {
-      fdb.close();
+      Engines.close(fdb);
     }
   }
 

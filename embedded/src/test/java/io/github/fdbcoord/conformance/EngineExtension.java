@@ -107,7 +107,7 @@ public final class EngineExtension implements TestTemplateInvocationContextProvi
 
     @Override
     public void close() {
-      db.close();
+      Engines.close(db);
     }
   }
 }

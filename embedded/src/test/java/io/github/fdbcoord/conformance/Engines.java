@@ -8,6 +8,10 @@ import io.github.fdbcoord.store.StoreOptions;
 import io.github.fdbcoord.testing.SharedFdb;
 import org.junit.jupiter.api.Assumptions;
 
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Map;
+
 /**
  * Opens the databases the conformance suite runs against: the embedded engine always, a real
  * FoundationDB when the test JVM has one ({@link SharedFdb}: an external cluster file, an fdbserver
@@ -16,6 +20,9 @@ import org.junit.jupiter.api.Assumptions;
 final class Engines {
   static final String EMBEDDED = "embedded";
   static final String FDB = "fdb";
+
+  /** The store of each real-cluster database opened here (identity: databases do not override equals). */
+  private static final Map<Database, Store> CLUSTER_STORES = Collections.synchronizedMap(new IdentityHashMap<>());
 
   private Engines() {}
 
@@ -29,12 +36,30 @@ final class Engines {
     return SharedFdb.unavailableReason();
   }
 
-  /** Opens the shared real cluster through the store, the only code allowed to touch the FDB class. */
+  /**
+   * Opens the shared real cluster through the store, the only code allowed to touch the FDB class;
+   * {@link #close} closes it.
+   */
   static Database openCluster() {
     String reason = clusterUnavailableReason();
     if (reason != null) {
       Assumptions.abort(reason);
     }
-    return Store.open(StoreOptions.cluster(SharedFdb.clusterFile())).database();
+    Store store = Store.open(StoreOptions.cluster(SharedFdb.clusterFile()));
+    CLUSTER_STORES.put(store.database(), store);
+    return store.database();
+  }
+
+  /**
+   * Closes a database opened here, with its store for a real cluster: a store left open keeps the
+   * FoundationDB network running when the test JVM exits, until the store's grace ends.
+   */
+  static void close(Database db) {
+    Store store = CLUSTER_STORES.remove(db);
+    if (store != null) {
+      store.close();
+    } else {
+      db.close();
+    }
   }
 }

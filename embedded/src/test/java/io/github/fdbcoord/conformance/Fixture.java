@@ -98,7 +98,9 @@ public final class Fixture implements AutoCloseable {
 
   /** A database of its own for this engine (for database options and watch limits); closed after the test. */
   public Database freshDatabase() {
-    return own(EngineExtension.open(engine));
+    Database db = EngineExtension.open(engine);
+    own(() -> Engines.close(db));
+    return db;
   }
 
   /** An embedded database with these options; aborts the test on other engines. */

@@ -5,6 +5,7 @@ import com.apple.foundationdb.FDB;
 
 import java.time.Duration;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The FoundationDB client network of this process, which every real-cluster {@link Store} shares,
@@ -18,12 +19,11 @@ import java.util.concurrent.Executor;
  * the node's lease. So the first open disables that hook and the network stops only when the JVM
  * exits and no real-cluster store is open any more: at once from this class's hook if none is,
  * else on the thread that closes the last one (the leave of a cluster manager, the service's
- * shutdown after Vert.x closed). This hook waits for nobody: a store that is never closed keeps
- * the network to the end, and the process exits when the other hooks are done, as a process with
- * no hook would, rather than later by a bound of ours or earlier under a closing user's feet.
- * Stopping the network at all, rather than leaving the daemon network thread to die with the
- * process, is what fdb_c asks of a client that exits (its in-flight work and trace files end
- * cleanly).
+ * shutdown after Vert.x closed). A store still open {@link #EXIT_GRACE} after the JVM began exiting
+ * (one its user never closes) does not keep the network past that: the hook stops it then, and says
+ * so on stderr. It must stop before the process exits: fdb_c's static destructors run at exit, and a
+ * network thread still running then called a destroyed function (SIGSEGV in libfdb_c, seen once in
+ * 19 test JVMs that left a store open), which is also why fdb_c asks a client to stop its network.
  *
  * <p>The network exists once per process (fdb-java's {@link FDB} is a singleton and cannot be
  * restarted once stopped), which is why {@link Store} keeps the one instance in a static field.
@@ -31,6 +31,12 @@ import java.util.concurrent.Executor;
 final class FdbNetwork {
   /** How long a closing store waits for the network to stop; a stop that hangs must not hang the exit. */
   private static final Duration STOP_WAIT = Duration.ofSeconds(5);
+  /**
+   * How long an exiting JVM waits for its open stores to close before stopping the network under
+   * them: longer than a Vert.x node takes to leave (under 2 s measured) and than the service's
+   * default shutdown timeout (7 s).
+   */
+  static final Duration EXIT_GRACE = Duration.ofSeconds(10);
 
   private FDB fdb;
   private Thread networkThread;
@@ -84,6 +90,7 @@ final class FdbNetwork {
     synchronized (this) {
       openStores--;
       stopping = exiting && openStores == 0 ? stop() : null;
+      notifyAll();
     }
     awaitStop(stopping);
   }
@@ -92,7 +99,24 @@ final class FdbNetwork {
     Thread stopping;
     synchronized (this) {
       exiting = true;
-      stopping = openStores == 0 ? stop() : null;
+      long deadline = System.nanoTime() + EXIT_GRACE.toNanos();
+      boolean interrupted = false;
+      for (long left = EXIT_GRACE.toNanos(); openStores > 0 && !stopped && left > 0;
+          left = deadline - System.nanoTime()) {
+        try {
+          TimeUnit.NANOSECONDS.timedWait(this, left);
+        } catch (InterruptedException e) {
+          interrupted = true;
+          break;
+        }
+      }
+      if (openStores > 0 && !stopped) {
+        // On stderr, not the log: the JVM's logging may be shut down by its own hook by now.
+        System.err.println(openStores + " FoundationDB store(s) still open " + EXIT_GRACE.toSeconds()
+            + " s after the JVM began exiting; stopping the FoundationDB network under them (close a store"
+            + " when done with it)" + (interrupted ? "; the wait was interrupted" : ""));
+      }
+      stopping = stop();
     }
     awaitStop(stopping);
   }
