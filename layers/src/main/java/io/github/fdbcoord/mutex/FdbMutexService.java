@@ -684,6 +684,15 @@ final class FdbMutexService implements MutexService {
     return w == null ? 0 : w.reads();
   }
 
+  /**
+   * For tests: how many waiters the pass of this service's watcher of {@code name} served before
+   * it began waiting for its watch, or -1 while a pass runs or nothing watches the mutex.
+   */
+  int watcherParkedWith(String name) {
+    OwnershipWatcher w = watchers.get(name);
+    return w == null ? -1 : w.parkedWith();
+  }
+
   /** For tests: the handles currently heartbeating. */
   int heartbeatingHandles() {
     return handles.size();

@@ -39,6 +39,10 @@ final class OwnershipWatcher {
   /** Stopped for good and removed from the service's map: callers must take a fresh watcher. */
   private boolean retired;
   private final AtomicLong reads = new AtomicLong();
+  /** The wait for a watch or a kick in progress (tests wait for it: nothing of this watcher runs then). */
+  private volatile Parked parked;
+
+  private record Parked(AtomicBoolean resumed, int waiters) {}
 
   OwnershipWatcher(FdbMutexService service, String name) {
     this.service = service;
@@ -226,7 +230,7 @@ final class OwnershipWatcher {
       myKick = kick;
       if (idle) {
         // Nobody to serve: let the outstanding watch run out at the next transition, then retire.
-        waitFor(watch, myKick);
+        waitFor(watch, myKick, 0);
         return;
       }
       ws = new ArrayList<>(waiters);
@@ -255,7 +259,7 @@ final class OwnershipWatcher {
           if (snap.events.size() >= EVENT_PAGE) {
             service.executor.execute(this::iterate); // more events to read before waiting
           } else {
-            waitFor(snap.watch, myKick);
+            waitFor(snap.watch, myKick, ws.size());
           }
         });
   }
@@ -268,8 +272,10 @@ final class OwnershipWatcher {
    * left), and a watch done before its callback is in place would run the read inside this call,
    * one level deeper each time: both go through the executor.
    */
-  private void waitFor(CompletableFuture<Void> watch, CompletableFuture<Void> myKick) {
+  private void waitFor(CompletableFuture<Void> watch, CompletableFuture<Void> myKick, int waitersServed) {
     AtomicBoolean resumed = new AtomicBoolean();
+    // Before the callbacks: a resume that comes at once must find this wait, not leave it parked.
+    parked = new Parked(resumed, waitersServed);
     AtomicBoolean registering = new AtomicBoolean(true);
     watch.whenComplete((v, e) -> {
       if (!resumed.compareAndSet(false, true)) {
@@ -289,6 +295,12 @@ final class OwnershipWatcher {
         service.executor.execute(this::iterate);
       }
     });
+  }
+
+  /** The waiters the pass now waiting for its watch or a kick served, or -1 while a pass runs. */
+  int parkedWith() {
+    Parked p = parked;
+    return p == null || p.resumed.get() ? -1 : p.waiters;
   }
 
   private CompletableFuture<Void> watch(Transaction tr) {

@@ -37,7 +37,7 @@ class MutexHandOffPathTest extends MutexTestSupport {
   }
 
   /** A service whose executor counts its tasks; reaper off and heartbeats rare, so only the hand-off runs. */
-  private FdbMutexService countingService(AtomicInteger tasks, AtomicReference<ThreadGroup> threads) {
+  private FdbMutexService countingService(AtomicInteger tasks, AtomicInteger finished, AtomicReference<ThreadGroup> threads) {
     ThreadGroup group = new ThreadGroup("counted-" + pools.size());
     threads.set(group);
     ExecutorService pool = Executors.newCachedThreadPool(r -> {
@@ -49,15 +49,23 @@ class MutexHandOffPathTest extends MutexTestSupport {
     return service(MutexOptions.builder().reaperEnabled(false).lease(Duration.ofSeconds(60))
         .heartbeatInterval(Duration.ofSeconds(20)).executor(task -> {
           tasks.incrementAndGet();
-          pool.execute(task);
+          pool.execute(() -> {
+            try {
+              task.run();
+            } finally {
+              finished.incrementAndGet();
+            }
+          });
         }));
   }
 
   @Test
   void aHandOffRunsTheReleaseInlineAndWakesOneThreadOfTheWaitersService() throws Exception {
     AtomicInteger[] tasks = {new AtomicInteger(), new AtomicInteger()};
+    AtomicInteger[] finished = {new AtomicInteger(), new AtomicInteger()};
     List<AtomicReference<ThreadGroup>> groups = List.of(new AtomicReference<>(), new AtomicReference<>());
-    FdbMutexService[] side = {countingService(tasks[0], groups.get(0)), countingService(tasks[1], groups.get(1))};
+    FdbMutexService[] side = {countingService(tasks[0], finished[0], groups.get(0)),
+        countingService(tasks[1], finished[1], groups.get(1))};
     String[] owner = {"left", "right"};
     MutexHandle holder = await(side[0].acquire("pingpong", owner[0]));
     for (int i = 0; i < 20; i++) {
@@ -72,18 +80,22 @@ class MutexHandOffPathTest extends MutexTestSupport {
       });
       eventually("the waiter queued", Duration.ofSeconds(10),
           () -> await(side[from].state("pingpong")).queue().size() == 1);
-      // The waiter's watcher has read the queued state and set its watch once its executor is quiet.
-      int before = -1;
-      while (before != tasks[to].get()) {
-        before = tasks[to].get();
-        Thread.sleep(50);
-      }
+      // The waiter's watcher has read the queued state and set its watch: it waits on it, serving the
+      // waiter, and every task given to the waiter's service has run. (Counting tasks given alone,
+      // stable for 50 ms, was not enough: at load 23 one given but not yet run read the grant itself,
+      // and the hand-off took no task.)
+      AtomicInteger before = new AtomicInteger();
+      eventually("the waiter's watcher waits on its watch, its service idle", Duration.ofSeconds(10), () -> {
+        before.set(tasks[to].get());
+        return side[to].watcherParkedWith("pingpong") == 1 && finished[to].get() == before.get()
+            && tasks[to].get() == before.get();
+      });
       CompletableFuture<?> release = holder.release();
       assertTrue(release.isDone(), "hand-off " + i + ": the release ran inline, in one go");
       await(release);
       holder = await(waiter);
 
-      assertEquals(before + 1, tasksAtGrant.get(), "hand-off " + i + ": tasks the waiter's service took (the watch only)");
+      assertEquals(before.get() + 1, tasksAtGrant.get(), "hand-off " + i + ": tasks the waiter's service took (the watch only)");
       assertEquals(groups.get(to).get(), grantedOn.get().getThreadGroup(),
           "hand-off " + i + ": the grant reached the acquire on " + grantedOn.get().getName());
       assertEquals(owner[to], await(side[from].state("pingpong")).owner().map(MutexOwner::owner).orElse(null));
