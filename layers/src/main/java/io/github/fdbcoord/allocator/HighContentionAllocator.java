@@ -23,8 +23,10 @@ import java.util.concurrent.ThreadLocalRandom;
  * reservation of the old window, and the non-snapshot read of its candidate conflicts with any
  * concurrent reservation of the same candidate; a transaction that began after the advance sees
  * the new window, whose values the old window never contained. As in fdb-java, an allocation that
- * notices the window moved while it searched starts over in the new window, so it does not leave a
- * reservation in a range that was already cleared.
+ * notices the window moved while it searched starts over in the new window. An allocation whose
+ * snapshot predates a concurrent advance still commits its slot and reservation in the window that
+ * advance cleared; they lie below every later window, so they never clash, and the next advance
+ * clears them.
  *
  * <p>Unlike fdb-java's private allocator, nothing here takes a JVM-wide lock: allocations in
  * different transactions run fully concurrently, and the random source is per thread.
