@@ -1,5 +1,7 @@
 package io.github.fdbcoord.service;
 
+import io.github.fdbcoord.cluster.FdbClusterManager;
+import io.vertx.core.internal.VertxInternal;
 import io.github.fdbcoord.client.CoordinationClient;
 import com.apple.foundationdb.Database;
 import com.apple.foundationdb.directory.DirectoryLayer;
@@ -110,10 +112,17 @@ final class ServiceFixture implements AutoCloseable {
     }
   }
 
+  /**
+   * Removes this test's directories and the service's root, then undeploys. Not the directories on a
+   * node of an {@link FdbClusterManager}: its cluster's records live under the service's root, and
+   * removing them under running nodes evicts them all (they re-join, and requests sent meanwhile are
+   * lost); such a test owns its database and discards it whole.
+   */
   @Override
   public void close() {
     try {
-      if (vertx.deploymentIDs().contains(deploymentId)) {
+      boolean clusterUnderRoot = ((VertxInternal) vertx).clusterManager() instanceof FdbClusterManager;
+      if (vertx.deploymentIDs().contains(deploymentId) && !clusterUnderRoot) {
         await(client.removeDirectoryIfExists(List.of("test-dirs", testDirectory)));
         // The service's own root is out of the directory API's reach: remove it directly.
         service.database().runAsync(tr -> DirectoryLayer.getDefault().removeIfExists(tr, root)).join();
