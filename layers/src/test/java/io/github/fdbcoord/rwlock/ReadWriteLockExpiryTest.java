@@ -13,7 +13,6 @@ import java.util.concurrent.CompletionException;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -120,7 +119,6 @@ class ReadWriteLockExpiryTest extends ReadWriteLockTestSupport {
     ReadWriteLockService s = service(quiet());
     ReadWriteLockHandle h = await(s.acquireRead("l", "a", null));
     await(h.release());
-    assertNull(null);
     assertEquals(ReadWriteLockException.Kind.NOT_HELD,
         failure(ReadWriteLockException.class, db.runAsync(t -> h.fence(t))).kind());
   }
