@@ -57,12 +57,14 @@ class ReadWriteLockExpiryTest extends ReadWriteLockTestSupport {
 
   @Test
   void aWaiterThatStopsHeartbeatingLeavesTheQueue() {
-    ReadWriteLockService s = service(expiring());
+    // No reaper until the queue is as the test wants it, so that "gone" cannot expire before "r2" queues.
+    ReadWriteLockService s = service(expiring().reaperEnabled(false));
     ReadWriteLockHandle r1 = await(s.acquireRead("l", "r1", null));
     // "gone" queues for writing and never heartbeats its entry; "r2" queues behind it.
     assertEquals(Optional.empty(), await(s.tryAcquire("l", "gone", LockMode.WRITE)));
     CompletableFuture<ReadWriteLockHandle> r2 = s.acquireRead("l", "r2", null);
     eventually("r2 queues behind the writer", Duration.ofSeconds(30), () -> queue(s, "l").equals(List.of("gone", "r2")));
+    service(expiring()); // its reaper removes "gone" once its lease ends; r1 and r2 keep theirs alive
     ReadWriteLockHandle second = await(r2);
     assertEquals(List.of("r1", "r2"), holders(s, "l"));
     assertEquals(List.of(), queue(s, "l"));

@@ -149,12 +149,12 @@ class ReadWriteLockServiceTest extends ReadWriteLockTestSupport {
   void aTimedOutWriterLeavesTheQueueAndTheReadersBehindItGoIn() {
     ReadWriteLockService s = service(quiet());
     ReadWriteLockHandle r = await(s.acquireRead("l", "r", null));
-    CompletableFuture<ReadWriteLockHandle> w = s.acquireWrite("l", "w", Duration.ofMillis(1500));
+    CompletableFuture<ReadWriteLockHandle> w = s.acquireWrite("l", "w", Duration.ofMillis(4000));
     eventually("w queues", Duration.ofSeconds(30), () -> queue(s, "l").equals(List.of("w")));
     CompletableFuture<ReadWriteLockHandle> r2 = s.acquireRead("l", "r2", null);
     ReadWriteLockException e = failure(ReadWriteLockException.class, w);
     assertEquals(ReadWriteLockException.Kind.TIMED_OUT, e.kind());
-    assertTrue(e.getMessage().contains("'w' was not granted lock 'l' in WRITE mode within 1500 ms"), e.getMessage());
+    assertTrue(e.getMessage().contains("'w' was not granted lock 'l' in WRITE mode within 4000 ms"), e.getMessage());
     ReadWriteLockHandle second = await(r2);
     assertEquals(List.of("r", "r2"), holders(s, "l"));
     await(r.release());
