@@ -1,0 +1,640 @@
+package io.github.fdbcoord.rwlock;
+
+import com.apple.foundationdb.Database;
+import com.apple.foundationdb.ReadTransaction;
+import com.apple.foundationdb.Transaction;
+import com.apple.foundationdb.subspace.Subspace;
+import com.apple.foundationdb.tuple.Versionstamp;
+import io.github.fdbcoord.fdb.FdbErrors;
+import io.github.fdbcoord.rwlock.ReadWriteLockSchema.Holder;
+import io.github.fdbcoord.rwlock.ReadWriteLockSchema.Waiter;
+import io.vertx.core.internal.logging.Logger;
+import io.vertx.core.internal.logging.LoggerFactory;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+
+/**
+ * {@link ReadWriteLockService} over {@link ReadWriteLockSchema}. Every state change (acquire,
+ * release, downgrade, leave, expiry) is one transaction that reads the holders and the queue with
+ * conflicts and, after its own change, grants the queue's head while it is compatible with the
+ * holders ({@link #grantHeads}); so the head of a non-empty queue is always a request the holders
+ * block, and a new request is granted at once only when the queue is empty.
+ */
+final class FdbReadWriteLockService implements ReadWriteLockService {
+  private static final Logger LOG = LoggerFactory.getLogger(FdbReadWriteLockService.class);
+  /** Active locks one reaper pass looks at; the next pass continues after the last. */
+  static final int REAPER_PAGE = 100;
+
+  private final Database db;
+  private final ReadWriteLockSchema schema;
+  private final ReadWriteLockOptions options;
+  private final Executor executor;
+  private final ScheduledExecutorService scheduler;
+  private final boolean ownsScheduler;
+  private final Set<ReadWriteLockHandle> handles = ConcurrentHashMap.newKeySet();
+  private final Set<Waiting> waits = ConcurrentHashMap.newKeySet();
+  private volatile boolean closed;
+  private volatile ScheduledFuture<?> reaperTask;
+  private String reapAfter;
+
+  /** For tests: the clock of lease deadlines (ms since the epoch). */
+  volatile LongSupplier clock = System::currentTimeMillis;
+
+  FdbReadWriteLockService(Database db, Subspace root, ReadWriteLockOptions options) {
+    this.db = db;
+    this.schema = new ReadWriteLockSchema(root);
+    this.options = options;
+    this.executor = options.executor() != null ? options.executor() : db.getExecutor();
+    this.ownsScheduler = options.scheduler() == null;
+    this.scheduler = ownsScheduler ? Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "fdbcoord-rwlock-scheduler");
+      t.setDaemon(true);
+      return t;
+    }) : options.scheduler();
+    if (options.reaperEnabled()) {
+      scheduleReap();
+    }
+  }
+
+  // ================================================================ public operations
+
+  @Override
+  public CompletableFuture<ReadWriteLockHandle> acquire(String name, String owner, LockMode mode, Duration timeout) {
+    checkRequest(name, owner, mode);
+    if (timeout != null && timeout.isNegative()) {
+      throw new IllegalArgumentException("timeout must not be negative, got " + timeout);
+    }
+    checkOpen(name);
+    Waiting w = new Waiting(name, owner, mode, timeout);
+    waits.add(w);
+    w.result.whenComplete((h, e) -> waits.remove(w));
+    w.step(false);
+    return w.result;
+  }
+
+  @Override
+  public CompletableFuture<Optional<ReadWriteGrant>> tryAcquire(String name, String owner, LockMode mode) {
+    checkRequest(name, owner, mode);
+    checkOpen(name);
+    return transact(tr -> acquireIn(tr, name, owner, mode, true));
+  }
+
+  @Override
+  public CompletableFuture<Optional<ReadWriteGrant>> heartbeatWaiter(String name, String owner) {
+    checkName(name, owner);
+    return transact(tr -> heartbeatWaiterIn(tr, name, owner));
+  }
+
+  @Override
+  public CompletableFuture<Boolean> leave(String name, String owner) {
+    checkName(name, owner);
+    return transact(tr -> leaveIn(tr, name, owner)).thenApply(Left::waited);
+  }
+
+  @Override
+  public CompletableFuture<ReadWriteGrant> heartbeat(ReadWriteGrant grant) {
+    checkGrant(grant);
+    return transact(tr -> heartbeatIn(tr, grant));
+  }
+
+  @Override
+  public CompletableFuture<Void> release(ReadWriteGrant grant) {
+    checkGrant(grant);
+    return transact(tr -> releaseIn(tr, grant));
+  }
+
+  @Override
+  public CompletableFuture<ReadWriteGrant> downgrade(ReadWriteGrant grant) {
+    checkGrant(grant);
+    if (grant.mode() != LockMode.WRITE) {
+      throw new IllegalArgumentException("only a WRITE grant can be downgraded; '" + grant.owner()
+          + "' holds lock '" + grant.lock() + "' in READ mode");
+    }
+    return transact(tr -> downgradeIn(tr, grant));
+  }
+
+  @Override
+  public CompletableFuture<Void> fence(Transaction tr, ReadWriteGrant grant) {
+    if (tr == null) {
+      throw new IllegalArgumentException("a fence needs the caller's transaction, got null");
+    }
+    checkGrant(grant);
+    // With a read conflict: the grant key changes only when this grant ends, never on a heartbeat.
+    return unwrapped(schema.readGrant(tr, grant.lock(), grant.owner()).thenCompose(current -> isGrant(current, grant)
+        ? CompletableFuture.<Void>completedFuture(null)
+        : CompletableFuture.<Void>failedFuture(notHeld(grant))));
+  }
+
+  @Override
+  public CompletableFuture<ReadWriteLockState> state(String name) {
+    ReadWriteLockSchema.checkName(name, "lock name");
+    return unwrapped(db.readAsync(tr -> schema.readHolders(tr, name)
+        .thenCombine(schema.readQueue(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED), (holders, queue) ->
+            new ReadWriteLockState(name, holders.stream().map(h -> h.toGrant(name)).toList(),
+                queue.stream().map(w -> new ReadWriteLockState.Request(w.owner(), w.mode())).toList())), executor));
+  }
+
+  @Override
+  public ReadWriteLockOptions options() {
+    return options;
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    ScheduledFuture<?> r = reaperTask;
+    if (r != null) {
+      r.cancel(false);
+    }
+    for (ReadWriteLockHandle h : handles) {
+      h.stopHeartbeats();
+    }
+    for (Waiting w : waits) {
+      w.wake.complete(null);
+    }
+    if (ownsScheduler) {
+      scheduler.shutdownNow();
+    }
+  }
+
+  // ================================================================ transactions (one per state change)
+
+  /**
+   * Grants {@code mode} to {@code owner} when the queue is empty and the holders allow it, otherwise
+   * enqueues it; an owner that holds the lock gets its grant, one that waits keeps its place (its
+   * deadline renewed when {@code refresh}).
+   */
+  CompletableFuture<Stamped<Optional<ReadWriteGrant>>> acquireIn(Transaction tr, String name, String owner,
+      LockMode mode, boolean refresh) {
+    long expiresAt = clock.getAsLong() + options.lease().toMillis();
+    return schema.readGrant(tr, name, owner).thenCombine(schema.readTicket(tr, name, owner), Mine::new)
+        .thenCompose(mine -> {
+          if (mine.held() != null) {
+            return CompletableFuture.completedFuture(Stamped.now(Optional.of(mine.held().toGrant(name))));
+          }
+          if (mine.ticket() != null) {
+            return refresh ? renewWaiter(tr, name, mine.ticket(), expiresAt) : CompletableFuture.completedFuture(Stamped.now(Optional.empty()));
+          }
+          return schema.readHolders(tr, name).thenCombine(schema.readQueue(tr, name, options.maxQueueLength()), (holders, queue) -> {
+            if (queue.isEmpty() && holders.stream().allMatch(h -> h.mode().isCompatibleWith(mode))) {
+              schema.writeGrant(tr, name, owner, mode, 0);
+              schema.writeLease(tr, name, owner, expiresAt);
+              schema.touchGeneration(tr, name);
+              schema.markActive(tr, name);
+              return Stamped.after(tr, vs -> Optional.of(new ReadWriteGrant(name, owner, mode, Versionstamp.complete(vs, 0))));
+            }
+            if (queue.size() >= options.maxQueueLength()) {
+              throw new ReadWriteLockException(ReadWriteLockException.Kind.QUEUE_FULL, name, "the queue of lock '" + name
+                  + "' already holds " + queue.size() + " waiters (maxQueueLength); '" + owner + "' was not queued");
+            }
+            schema.enqueue(tr, name, owner, mode, expiresAt);
+            schema.markActive(tr, name);
+            return Stamped.now(Optional.<ReadWriteGrant>empty());
+          });
+        });
+  }
+
+  private CompletableFuture<Stamped<Optional<ReadWriteGrant>>> renewWaiter(Transaction tr, String name, Versionstamp ticket, long expiresAt) {
+    return schema.readWaiter(tr, name, ticket).thenApply(w -> {
+      if (w != null) {
+        schema.writeWaiter(tr, name, new Waiter(w.ticket(), w.owner(), w.mode(), expiresAt));
+      }
+      return Stamped.now(Optional.<ReadWriteGrant>empty());
+    });
+  }
+
+  CompletableFuture<Stamped<Optional<ReadWriteGrant>>> heartbeatWaiterIn(Transaction tr, String name, String owner) {
+    long expiresAt = clock.getAsLong() + options.lease().toMillis();
+    return schema.readGrant(tr, name, owner).thenCombine(schema.readTicket(tr, name, owner), Mine::new)
+        .thenCompose(mine -> {
+          if (mine.held() != null) {
+            return CompletableFuture.completedFuture(Stamped.now(Optional.of(mine.held().toGrant(name))));
+          }
+          if (mine.ticket() == null) {
+            throw new ReadWriteLockException(ReadWriteLockException.Kind.NOT_HELD, name,
+                "'" + owner + "' neither holds nor waits for lock '" + name + "' (its queue entry expired or it left)");
+          }
+          return renewWaiter(tr, name, mine.ticket(), expiresAt);
+        });
+  }
+
+  /** Ends {@code grant} and grants the queue's head while compatible. */
+  CompletableFuture<Stamped<Void>> releaseIn(Transaction tr, ReadWriteGrant grant) {
+    String name = grant.lock();
+    return checkedHolders(tr, grant).thenApply(hq -> {
+      schema.clearGrant(tr, name, grant.owner());
+      grantHeads(tr, name, without(hq.holders(), grant.owner()), hq.queue(), 0);
+      return Stamped.now(null);
+    });
+  }
+
+  /** Rewrites the WRITE grant as a READ grant with this commit's token, then grants the readers at the queue's head. */
+  CompletableFuture<Stamped<ReadWriteGrant>> downgradeIn(Transaction tr, ReadWriteGrant grant) {
+    String name = grant.lock();
+    return checkedHolders(tr, grant).thenApply(hq -> {
+      schema.writeGrant(tr, name, grant.owner(), LockMode.READ, 0);
+      schema.writeLease(tr, name, grant.owner(), clock.getAsLong() + options.lease().toMillis());
+      schema.touchGeneration(tr, name);
+      List<Holder> holders = without(hq.holders(), grant.owner());
+      holders.add(new Holder(grant.owner(), LockMode.READ, grant.token()));
+      grantHeads(tr, name, holders, hq.queue(), 1);
+      return Stamped.after(tr, vs -> new ReadWriteGrant(name, grant.owner(), LockMode.READ, Versionstamp.complete(vs, 0)));
+    });
+  }
+
+  CompletableFuture<Stamped<ReadWriteGrant>> heartbeatIn(Transaction tr, ReadWriteGrant grant) {
+    return schema.readGrant(tr, grant.lock(), grant.owner()).thenApply(current -> {
+      if (!isGrant(current, grant)) {
+        throw notHeld(grant);
+      }
+      schema.writeLease(tr, grant.lock(), grant.owner(), clock.getAsLong() + options.lease().toMillis());
+      return Stamped.now(grant);
+    });
+  }
+
+  /** What a leave found: the owner's grant (it did not leave), or whether it waited. */
+  record Left(ReadWriteGrant held, boolean waited) {}
+
+  /** Removes {@code owner}'s queue entry unless it holds the lock, granting whoever its leaving lets go. */
+  CompletableFuture<Stamped<Left>> leaveIn(Transaction tr, String name, String owner) {
+    return schema.readGrant(tr, name, owner).thenCombine(schema.readTicket(tr, name, owner), Mine::new)
+        .thenCompose(mine -> {
+          if (mine.held() != null) {
+            return CompletableFuture.completedFuture(Stamped.now(new Left(mine.held().toGrant(name), false)));
+          }
+          if (mine.ticket() == null) {
+            return CompletableFuture.completedFuture(Stamped.now(new Left(null, false)));
+          }
+          return schema.readHolders(tr, name).thenCombine(schema.readQueue(tr, name, options.maxQueueLength()), (holders, queue) -> {
+            schema.dequeue(tr, name, new Waiter(mine.ticket(), owner, LockMode.READ, 0));
+            List<Waiter> rest = queue.stream().filter(w -> !w.ticket().equals(mine.ticket())).toList();
+            grantHeads(tr, name, holders, rest, 0);
+            return Stamped.now(new Left(null, true));
+          });
+        });
+  }
+
+  /** The reaper's transaction: ends expired grants, removes expired waiters, grants whoever may go. */
+  CompletableFuture<Stamped<Integer>> expireIn(Transaction tr, String name) {
+    long now = clock.getAsLong();
+    CompletableFuture<List<Holder>> holdersRead = schema.readHolders(tr, name);
+    CompletableFuture<Map<String, Long>> leasesRead = schema.readLeases(tr, name);
+    return schema.readQueue(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED).thenCompose(queue -> holdersRead.thenCombine(leasesRead, (holders, leases) -> {
+      List<Holder> live = new ArrayList<>();
+      int expired = 0;
+      for (Holder h : holders) {
+        Long deadline = leases.get(h.owner());
+        if (deadline == null || deadline < now) {
+          schema.clearGrant(tr, name, h.owner());
+          expired++;
+        } else {
+          live.add(h);
+        }
+      }
+      boolean staleWaiter = queue.stream().anyMatch(w -> w.expiresAt() < now);
+      if (expired == 0 && !staleWaiter) {
+        if (holders.isEmpty() && queue.isEmpty()) {
+          schema.clearActive(tr, name);
+        }
+        return Stamped.now(0);
+      }
+      return Stamped.now(expired + grantHeads(tr, name, live, queue, 0));
+    }));
+  }
+
+  /**
+   * Grants the queue's head while it is compatible with the holders (a writer when there are none,
+   * a reader when no writer holds), with user versions from {@code userVersion} on, and removes
+   * expired waiters wherever they stand. Touches the generation when it granted; clears the active
+   * mark when nothing is left. Returns how many waiters it granted or removed.
+   */
+  int grantHeads(Transaction tr, String name, List<Holder> holders, List<Waiter> queue, int userVersion) {
+    long now = clock.getAsLong();
+    long expiresAt = now + options.lease().toMillis();
+    int holding = holders.size();
+    boolean writer = holders.stream().anyMatch(h -> h.mode() == LockMode.WRITE);
+    int uv = userVersion;
+    int removed = 0;
+    int waiting = 0;
+    for (Waiter w : queue) {
+      if (w.expiresAt() < now) {
+        schema.dequeue(tr, name, w);
+        removed++;
+      } else if (waiting == 0 && (w.mode() == LockMode.READ ? !writer : holding == 0)) {
+        schema.dequeue(tr, name, w);
+        schema.writeGrant(tr, name, w.owner(), w.mode(), uv++);
+        schema.writeLease(tr, name, w.owner(), expiresAt);
+        holding++;
+        writer |= w.mode() == LockMode.WRITE;
+      } else {
+        waiting++;
+      }
+    }
+    int granted = uv - userVersion;
+    if (granted > 0) {
+      schema.touchGeneration(tr, name);
+    }
+    if (holding == 0 && waiting == 0) {
+      schema.clearActive(tr, name);
+    }
+    return granted + removed;
+  }
+
+  private record Mine(Holder held, Versionstamp ticket) {}
+
+  private record HoldersAndQueue(List<Holder> holders, List<Waiter> queue) {}
+
+  /** The holders and the queue, once {@code grant} is found current; otherwise fails with NOT_HELD. */
+  private CompletableFuture<HoldersAndQueue> checkedHolders(Transaction tr, ReadWriteGrant grant) {
+    String name = grant.lock();
+    CompletableFuture<List<Holder>> holdersRead = schema.readHolders(tr, name);
+    CompletableFuture<List<Waiter>> queueRead = schema.readQueue(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED);
+    return schema.readGrant(tr, name, grant.owner()).thenCompose(current -> {
+      if (!isGrant(current, grant)) {
+        throw notHeld(grant);
+      }
+      return holdersRead.thenCombine(queueRead, HoldersAndQueue::new);
+    });
+  }
+
+  private static List<Holder> without(List<Holder> holders, String owner) {
+    List<Holder> out = new ArrayList<>(holders.size());
+    for (Holder h : holders) {
+      if (!h.owner().equals(owner)) {
+        out.add(h);
+      }
+    }
+    return out;
+  }
+
+  private static boolean isGrant(Holder current, ReadWriteGrant grant) {
+    return current != null && current.token().equals(grant.token()) && current.mode() == grant.mode();
+  }
+
+  private static ReadWriteLockException notHeld(ReadWriteGrant grant) {
+    return new ReadWriteLockException(ReadWriteLockException.Kind.NOT_HELD, grant.lock(), "'" + grant.owner()
+        + "' no longer holds lock '" + grant.lock() + "' under token " + grant.token()
+        + " (released, expired after its lease, or downgraded)");
+  }
+
+  // ================================================================ waiting
+
+  /** One waiting acquire: re-reads on every change of holders (a watch) and renews its queue entry every heartbeat interval. */
+  private final class Waiting {
+    final String name;
+    final String owner;
+    final LockMode mode;
+    final Duration timeout;
+    final long deadline;
+    final CompletableFuture<ReadWriteLockHandle> result = new CompletableFuture<>();
+    /** Completed by close and when the result completes (cancellation): the wait stops waiting. */
+    final CompletableFuture<Void> wake = new CompletableFuture<>();
+    volatile long lastRenewal = System.nanoTime();
+    boolean first = true;
+
+    Waiting(String name, String owner, LockMode mode, Duration timeout) {
+      this.name = name;
+      this.owner = owner;
+      this.mode = mode;
+      this.timeout = timeout;
+      this.deadline = timeout == null ? Long.MAX_VALUE : System.nanoTime() + timeout.toNanos();
+      result.whenComplete((h, e) -> wake.complete(null));
+    }
+
+    void step(boolean renew) {
+      if (result.isDone()) {
+        // Cancelled: leave, and release a grant that raced the cancellation.
+        leaveQuietly();
+        return;
+      }
+      if (closed) {
+        result.completeExceptionally(ReadWriteLockException.closed(name));
+        return;
+      }
+      if (!first && System.nanoTime() - deadline >= 0) {
+        timeOut();
+        return;
+      }
+      first = false;
+      if (renew) {
+        lastRenewal = System.nanoTime();
+      }
+      AtomicReference<CompletableFuture<Void>> watch = new AtomicReference<>();
+      transact(tr -> acquireIn(tr, name, owner, mode, renew).thenApply(s -> {
+        if (s.versionstamp() == null && s.value().isEmpty()) {
+          watch.set(schema.watchGeneration(tr, name));
+        }
+        return s;
+      })).whenComplete((granted, e) -> {
+        if (e != null) {
+          cancel(watch.get());
+          result.completeExceptionally(e);
+          leaveQuietly();
+        } else if (granted.isPresent()) {
+          cancel(watch.get());
+          handOver(granted.get());
+        } else {
+          await(watch.get());
+        }
+      });
+    }
+
+    private void await(CompletableFuture<Void> watch) {
+      long renewIn = options.heartbeatInterval().toNanos() - (System.nanoTime() - lastRenewal);
+      long delay = Math.max(0, Math.min(renewIn, deadline - System.nanoTime()));
+      CompletableFuture<Boolean> timer = new CompletableFuture<>();
+      ScheduledFuture<?> scheduled = null;
+      try {
+        scheduled = scheduler.schedule(() -> timer.complete(true), delay, TimeUnit.NANOSECONDS);
+      } catch (RejectedExecutionException closing) {
+        timer.complete(true);
+      }
+      // A failed watch is left to the timer, so that a watch failing at once cannot spin.
+      CompletableFuture<Boolean> fired = new CompletableFuture<>();
+      watch.whenComplete((v, e) -> {
+        if (e == null) {
+          fired.complete(false);
+        }
+      });
+      ScheduledFuture<?> s = scheduled;
+      CompletableFuture.anyOf(timer, fired, wake).whenCompleteAsync((v, e) -> {
+        if (s != null) {
+          s.cancel(false);
+        }
+        cancel(watch);
+        boolean renew = System.nanoTime() - lastRenewal >= options.heartbeatInterval().toNanos();
+        step(renew);
+      }, executor);
+    }
+
+    private void handOver(ReadWriteGrant grant) {
+      ReadWriteLockHandle handle = new ReadWriteLockHandle(FdbReadWriteLockService.this, grant);
+      handles.add(handle);
+      if (result.complete(handle)) {
+        handle.startHeartbeats();
+      } else {
+        handle.stopHeartbeats();
+        release(grant).exceptionally(e -> null);
+      }
+    }
+
+    private void timeOut() {
+      transact(tr -> leaveIn(tr, name, owner)).whenComplete((left, e) -> {
+        if (e != null) {
+          result.completeExceptionally(e);
+        } else if (left.held() != null) {
+          handOver(left.held());
+        } else {
+          result.completeExceptionally(new ReadWriteLockException(ReadWriteLockException.Kind.TIMED_OUT, name,
+              "'" + owner + "' was not granted lock '" + name + "' in " + mode + " mode within "
+                  + timeout.toMillis() + " ms and left its queue"));
+        }
+      });
+    }
+
+    private void leaveQuietly() {
+      if (closed) {
+        return;
+      }
+      transact(tr -> leaveIn(tr, name, owner)).whenComplete((left, e) -> {
+        if (e == null && left.held() != null && left.held().mode() == mode) {
+          release(left.held()).exceptionally(x -> null);
+        }
+      });
+    }
+  }
+
+  private static void cancel(CompletableFuture<Void> watch) {
+    if (watch != null) {
+      watch.cancel(false);
+    }
+  }
+
+  // ================================================================ reaper
+
+  private void scheduleReap() {
+    if (closed) {
+      return;
+    }
+    try {
+      reaperTask = scheduler.schedule(this::reap, options.reaperInterval().toMillis(), TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException closing) {
+      // closed meanwhile
+    }
+  }
+
+  private void reap() {
+    if (closed) {
+      return;
+    }
+    String after = reapAfter;
+    unwrapped(db.readAsync(tr -> schema.readActive(tr.snapshot(), after, REAPER_PAGE), executor))
+        .thenCompose(names -> {
+          reapAfter = names.size() < REAPER_PAGE ? null : names.get(names.size() - 1);
+          List<CompletableFuture<Integer>> each = new ArrayList<>(names.size());
+          for (String n : names) {
+            each.add(transact(tr -> expireIn(tr, n)));
+          }
+          return CompletableFuture.allOf(each.toArray(CompletableFuture[]::new));
+        })
+        .whenComplete((v, e) -> {
+          if (e != null && !closed) {
+            LOG.warn("read-write lock reaper pass failed; the next pass retries", e);
+          }
+          scheduleReap();
+        });
+  }
+
+  // ================================================================ plumbing
+
+  /** A transaction's result, possibly known only from the commit's versionstamp. */
+  record Stamped<T>(T value, CompletableFuture<byte[]> versionstamp, Function<byte[], T> fromVersionstamp) {
+    static <T> Stamped<T> now(T value) {
+      return new Stamped<>(value, null, null);
+    }
+
+    /** A result made from {@code tr}'s versionstamp once it commits (only for a transaction that writes one). */
+    static <T> Stamped<T> after(Transaction tr, Function<byte[], T> f) {
+      return new Stamped<>(null, tr.getVersionstamp(), f);
+    }
+
+    CompletableFuture<T> resolve() {
+      return versionstamp == null ? CompletableFuture.completedFuture(value) : versionstamp.thenApply(fromVersionstamp);
+    }
+  }
+
+  /** Runs {@code body} in the database's retry loop on this service's executor, then resolves its result. */
+  <T> CompletableFuture<T> transact(Function<Transaction, CompletableFuture<Stamped<T>>> body) {
+    return unwrapped(db.runAsync(body, executor).thenCompose(Stamped::resolve));
+  }
+
+  /** The future failing with the cause itself rather than a {@code CompletionException} around it. */
+  static <T> CompletableFuture<T> unwrapped(CompletableFuture<T> f) {
+    CompletableFuture<T> out = new CompletableFuture<>();
+    f.whenComplete((v, e) -> {
+      if (e == null) {
+        out.complete(v);
+      } else {
+        out.completeExceptionally(FdbErrors.unwrap(e));
+      }
+    });
+    return out;
+  }
+
+  ScheduledExecutorService scheduler() {
+    return scheduler;
+  }
+
+  void untrack(ReadWriteLockHandle h) {
+    handles.remove(h);
+  }
+
+  /** For tests: the handles currently heartbeating. */
+  int heartbeatingHandles() {
+    return handles.size();
+  }
+
+  private void checkOpen(String name) {
+    if (closed) {
+      throw ReadWriteLockException.closed(name);
+    }
+  }
+
+  private static void checkName(String name, String owner) {
+    ReadWriteLockSchema.checkName(name, "lock name");
+    ReadWriteLockSchema.checkName(owner, "owner");
+  }
+
+  private static void checkRequest(String name, String owner, LockMode mode) {
+    checkName(name, owner);
+    if (mode == null) {
+      throw new IllegalArgumentException("mode must be READ or WRITE, got null");
+    }
+  }
+
+  private static void checkGrant(ReadWriteGrant grant) {
+    if (grant == null) {
+      throw new IllegalArgumentException("grant must not be null");
+    }
+    checkName(grant.lock(), grant.owner());
+  }
+}
