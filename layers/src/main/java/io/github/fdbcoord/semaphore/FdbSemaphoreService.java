@@ -346,6 +346,8 @@ final class FdbSemaphoreService implements SemaphoreService {
     final Duration timeout;
     final long deadline;
     final CompletableFuture<SemaphoreHandle> result = new CompletableFuture<>();
+    /** Completed to end the current wait between passes (by its timer, or when the result completes). */
+    private volatile CompletableFuture<Void> wake;
 
     Waiting(String name, int permits, String owner, Duration timeout) {
       this.name = name;
@@ -354,6 +356,10 @@ final class FdbSemaphoreService implements SemaphoreService {
       this.timeout = timeout;
       this.deadline = timeout == null ? Long.MAX_VALUE : System.nanoTime() + timeout.toNanos();
       result.whenComplete((h, e) -> {
+        CompletableFuture<Void> w = wake;
+        if (w != null) {
+          w.complete(null);
+        }
         if (e != null && !(e instanceof SemaphoreException && ((SemaphoreException) e).kind() == Kind.TIMED_OUT)) {
           // Cancelled, closed or failed: leave the queue; a grant that raced the failure is released.
           leaveUnlessGranted(name, owner).thenCompose(token -> token == null ? CompletableFuture.completedFuture(null)
@@ -399,15 +405,19 @@ final class FdbSemaphoreService implements SemaphoreService {
 
     private void waitForChange(CompletableFuture<Void> watch, long left) {
       CompletableFuture<Void> timer = new CompletableFuture<>();
+      wake = timer;
+      if (result.isDone()) {
+        timer.complete(null);
+      }
       long delay = Math.min(options.heartbeatInterval().toNanos(), left);
       ScheduledFuture<?> tick;
       try {
         tick = scheduler.schedule(() -> timer.complete(null), delay, TimeUnit.NANOSECONDS);
       } catch (RuntimeException rejected) {
+        watch.cancel(false);
         result.completeExceptionally(SemaphoreException.closed(name));
         return;
       }
-      result.whenComplete((h, e) -> timer.complete(null));
       CompletableFuture.anyOf(watch, timer).whenCompleteAsync((v, e) -> {
         tick.cancel(false);
         watch.cancel(false);
@@ -555,16 +565,22 @@ final class FdbSemaphoreService implements SemaphoreService {
 
     CompletableFuture<Void> scan() {
       Set<String> visited = ConcurrentHashMap.newKeySet();
-      return transact(tr -> schema.readActive(tr.snapshot(), null, PAGE)).thenCompose(names -> {
+      return scanFrom(null, visited).whenComplete((v, e) -> {
+        if (e == null) {
+          seen.keySet().retainAll(visited);
+        }
+      });
+    }
+
+    /** Reaps the semaphores in use after {@code after}, a page at a time, one semaphore after the other. */
+    private CompletableFuture<Void> scanFrom(String after, Set<String> visited) {
+      return transact(tr -> schema.readActive(tr.snapshot(), after, PAGE)).thenCompose(names -> {
         CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
         for (String name : names) {
           chain = chain.thenCompose(v -> reap(name, visited)).exceptionally(e -> null);
         }
-        return chain;
-      }).whenComplete((v, e) -> {
-        if (e == null) {
-          seen.keySet().retainAll(visited);
-        }
+        return names.size() < PAGE || stopped ? chain
+            : chain.thenCompose(v -> scanFrom(names.get(names.size() - 1), visited));
       });
     }
 

@@ -39,6 +39,17 @@ class SemaphoreServiceTest extends SemaphoreTestSupport {
   }
 
   @Test
+  void openCreatesTheDirectoryAndServesFromIt() {
+    List<String> dir = List.of("test", "semaphore-open-" + java.util.UUID.randomUUID());
+    try (SemaphoreService s = await(SemaphoreService.open(db, quiet().directory(dir).build()))) {
+      assertEquals(dir, s.options().directory());
+      await(await(s.acquire("sem", 1, "a", LONG)).release());
+    } finally {
+      com.apple.foundationdb.directory.DirectoryLayer.getDefault().removeIfExists(db, dir).join();
+    }
+  }
+
+  @Test
   void anOwnerThatHoldsGetsItsGrantBack() {
     SemaphoreService s = service(quiet());
     SemaphoreHandle a = await(s.acquire("sem", 1, "a", LONG));
