@@ -45,7 +45,8 @@ class ArchitectureTest {
 
   /** The layers: on fdb-java's interfaces, never on the engine or on Vert.x. */
   private static final String[] LAYERS = {
-      ROOT + ".directory..", ROOT + ".allocator..", ROOT + ".interner..", ROOT + ".mutex..", ROOT + ".election..", ROOT + ".rwlock..",
+      ROOT + ".directory..", ROOT + ".allocator..", ROOT + ".interner..", ROOT + ".mutex..", ROOT + ".election..",
+      ROOT + ".rwlock..", ROOT + ".semaphore..",
       ROOT + ".coalescing..", ROOT + ".fdb..", ROOT + ".store..", ROOT + ".api.."};
 
   /**

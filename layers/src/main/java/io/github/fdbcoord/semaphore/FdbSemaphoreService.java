@@ -1,0 +1,652 @@
+package io.github.fdbcoord.semaphore;
+
+import com.apple.foundationdb.Database;
+import com.apple.foundationdb.ReadTransaction;
+import com.apple.foundationdb.Transaction;
+import com.apple.foundationdb.subspace.Subspace;
+import com.apple.foundationdb.tuple.Versionstamp;
+import io.github.fdbcoord.api.FencingToken;
+import io.github.fdbcoord.fdb.FdbErrors;
+import io.github.fdbcoord.semaphore.SemaphoreException.Kind;
+import io.github.fdbcoord.semaphore.SemaphoreSchema.Waiter;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+import static io.github.fdbcoord.semaphore.SemaphoreSchema.checkName;
+
+/**
+ * {@link SemaphoreService} over fdb-java's {@link Database}: composes the queries of {@link SemaphoreSchema}. An
+ * acquire that waits is a {@link Waiting}, a held permit heartbeats through a {@link Handle}, and the {@link Reaper}
+ * removes holders and waiters whose heartbeats stopped. Every change of holders ends with {@link #handOff}, which
+ * grants the freed permit to the first waiter.
+ */
+final class FdbSemaphoreService implements SemaphoreService {
+  /** Semaphores the reaper reads per page of the index. */
+  static final int PAGE = 1000;
+
+  final Database db;
+  final SemaphoreSchema schema;
+  final Executor executor;
+  final ScheduledExecutorService scheduler;
+  private final SemaphoreOptions options;
+  private final boolean ownsScheduler;
+  private final Set<Handle> handles = ConcurrentHashMap.newKeySet();
+  private final Set<Waiting> waits = ConcurrentHashMap.newKeySet();
+  private final Reaper reaper;
+  private volatile boolean closed;
+
+  FdbSemaphoreService(Database db, Subspace root, SemaphoreOptions options) {
+    this.db = db;
+    this.schema = new SemaphoreSchema(root);
+    this.options = options;
+    this.executor = options.executor() != null ? options.executor() : db.getExecutor();
+    this.ownsScheduler = options.scheduler() == null;
+    this.scheduler = ownsScheduler ? Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "fdb-semaphore-scheduler");
+      t.setDaemon(true);
+      return t;
+    }) : options.scheduler();
+    this.reaper = options.reaperEnabled() ? new Reaper() : null;
+    if (reaper != null) {
+      reaper.schedule();
+    }
+  }
+
+  @Override
+  public SemaphoreOptions options() {
+    return options;
+  }
+
+  // ================================================================ operations
+
+  @Override
+  public CompletableFuture<SemaphoreHandle> acquire(String name, int permits, String owner, Duration timeout) {
+    checkName(name, "semaphore name");
+    checkName(owner, "owner");
+    checkPermits(permits);
+    if (timeout != null && timeout.isNegative()) {
+      throw new IllegalArgumentException("timeout must not be negative, got " + timeout);
+    }
+    if (closed) {
+      return CompletableFuture.failedFuture(SemaphoreException.closed(name));
+    }
+    if (timeout != null && timeout.isZero()) {
+      return transact(tr -> acquireIn(tr, name, permits, owner, false, false)).thenCompose(this::tokenOf)
+          .thenApply(token -> {
+            if (token == null) {
+              throw timedOut(name, owner, timeout);
+            }
+            return (SemaphoreHandle) startHandle(name, owner, token);
+          });
+    }
+    Waiting w = new Waiting(name, permits, owner, timeout);
+    waits.add(w);
+    w.result.whenComplete((h, e) -> waits.remove(w));
+    w.pass();
+    return w.result;
+  }
+
+  @Override
+  public CompletableFuture<Void> release(String name, String owner, FencingToken token) {
+    checkGrant(name, owner, token);
+    return transact(tr -> schema.readHolder(tr, name, owner).thenCompose(current -> {
+      if (!token.equals(current)) {
+        throw SemaphoreException.notHeld(name, owner);
+      }
+      schema.removeHolder(tr, name, owner);
+      return handOff(tr, name);
+    }));
+  }
+
+  @Override
+  public CompletableFuture<Void> heartbeat(String name, String owner, FencingToken token) {
+    checkGrant(name, owner, token);
+    return transact(tr -> schema.readHolder(tr, name, owner)
+        .thenCombine(schema.readBeat(tr.snapshot(), name, owner), (current, beats) -> {
+          if (!token.equals(current)) {
+            throw SemaphoreException.notHeld(name, owner);
+          }
+          schema.setBeat(tr, name, owner, beats == null ? 1 : beats + 1);
+          return null;
+        }));
+  }
+
+  @Override
+  public CompletableFuture<Void> fence(Transaction tr, String name, String owner, FencingToken token) {
+    checkGrant(name, owner, token);
+    return unwrapped(schema.readHolder(tr, name, owner).thenApply(current -> {
+      if (!token.equals(current)) {
+        throw SemaphoreException.notHeld(name, owner);
+      }
+      return null;
+    }));
+  }
+
+  @Override
+  public CompletableFuture<SemaphoreState> state(String name) {
+    checkName(name, "semaphore name");
+    return unwrapped(db.readAsync(tr -> {
+      CompletableFuture<Integer> permits = schema.readPermits(tr, name);
+      CompletableFuture<List<Holder>> holders = schema.readHolders(tr, name);
+      CompletableFuture<List<Waiter>> queue = schema.readQueue(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED);
+      return CompletableFuture.allOf(permits, holders, queue).thenApply(v -> new SemaphoreState(
+          permits.join() == null ? 0 : permits.join(), holders.join(),
+          queue.join().stream().map(Waiter::owner).toList()));
+    }, executor));
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    if (reaper != null) {
+      reaper.stop();
+    }
+    for (Handle h : handles) {
+      h.stopHeartbeats();
+    }
+    for (Waiting w : waits) {
+      w.result.completeExceptionally(SemaphoreException.closed(w.name));
+    }
+    if (ownsScheduler) {
+      scheduler.shutdownNow();
+    }
+  }
+
+  // ================================================================ transactions composed from the schema's queries
+
+  /** The outcome of one acquire transaction: a grant already held, a new grant (token after commit), or none. */
+  private record Attempt(FencingToken held, CompletableFuture<byte[]> grantStamp, CompletableFuture<Void> watch) {
+    static Attempt none(CompletableFuture<Void> watch) {
+      return new Attempt(null, null, watch);
+    }
+  }
+
+  /**
+   * Grants {@code owner} a permit when one is free and nobody waits before it, otherwise keeps its queue entry alive
+   * (or enqueues it when {@code enqueue}); with {@code watch}, also watches the generation key.
+   */
+  private CompletableFuture<Attempt> acquireIn(Transaction tr, String name, int permits, String owner, boolean enqueue,
+      boolean watch) {
+    CompletableFuture<Integer> storedRead = schema.readPermits(tr, name);
+    CompletableFuture<List<Holder>> holdersRead = schema.readHolders(tr, name);
+    CompletableFuture<List<Waiter>> headRead = schema.readQueue(tr, name, 1);
+    CompletableFuture<Versionstamp> ticketRead = schema.readTicket(tr, name, owner);
+    CompletableFuture<Void> watched = watch ? schema.watchGeneration(tr, name) : null;
+    return CompletableFuture.allOf(storedRead, holdersRead, headRead, ticketRead).thenCompose(v -> {
+      List<Holder> holders = holdersRead.join();
+      for (Holder h : holders) {
+        if (h.owner().equals(owner)) {
+          return CompletableFuture.completedFuture(new Attempt(h.token(), null, watched));
+        }
+      }
+      Integer stored = storedRead.join();
+      if (stored != null && stored != permits) {
+        throw new SemaphoreException(Kind.PERMITS_MISMATCH, name, "semaphore '" + name + "' is in use with "
+            + stored + " permits, asked for with " + permits + "; every user of a semaphore must name the same count");
+      }
+      boolean room = holders.size() < permits;
+      Waiter head = headRead.join().isEmpty() ? null : headRead.join().get(0);
+      Versionstamp ticket = ticketRead.join();
+      if (ticket != null) {
+        if (room && head != null && head.ticket().equals(ticket)) {
+          schema.dequeue(tr, name, ticket, owner);
+          return CompletableFuture.completedFuture(grant(tr, name, permits, owner, watched));
+        }
+        // Still waiting: the beat keeps the entry alive (the reaper removes entries whose beats stop).
+        return schema.readWaiter(tr, name, ticket).thenApply(w -> {
+          if (w != null) {
+            schema.setWaiterBeats(tr, name, w, w.beats() + 1);
+          }
+          return Attempt.none(watched);
+        });
+      }
+      if (room && head == null) {
+        return CompletableFuture.completedFuture(grant(tr, name, permits, owner, watched));
+      }
+      if (!enqueue) {
+        return CompletableFuture.completedFuture(Attempt.none(watched));
+      }
+      return schema.readQueue(tr.snapshot(), name, options.maxQueueLength()).thenApply(queue -> {
+        if (queue.size() >= options.maxQueueLength()) {
+          throw new SemaphoreException(Kind.QUEUE_FULL, name, "the queue of semaphore '" + name + "' already holds "
+              + queue.size() + " waiters (maxQueueLength)");
+        }
+        schema.enqueue(tr, name, owner);
+        schema.markInUse(tr, name, permits);
+        return Attempt.none(watched);
+      });
+    });
+  }
+
+  private Attempt grant(Transaction tr, String name, int permits, String owner, CompletableFuture<Void> watched) {
+    schema.grant(tr, name, owner);
+    schema.markInUse(tr, name, permits);
+    return new Attempt(null, tr.getVersionstamp(), watched);
+  }
+
+  /** The token an attempt ended with (the committed versionstamp of a new grant), or null. */
+  private CompletableFuture<FencingToken> tokenOf(Attempt a) {
+    if (a.held() != null) {
+      return CompletableFuture.completedFuture(a.held());
+    }
+    if (a.grantStamp() != null) {
+      return a.grantStamp().thenApply(stamp -> FencingToken.of(Arrays.copyOf(stamp, FencingToken.LENGTH)));
+    }
+    return CompletableFuture.completedFuture(null);
+  }
+
+  /**
+   * After a grant ended or a waiter left in {@code tr}: grants the permit to the first waiter when fewer than the
+   * permits are held, or forgets the semaphore when it has neither holders nor waiters. At most one grant per
+   * transaction (so every grant has its own commit versionstamp); one is always enough, since a queue is only
+   * non-empty while every permit is held, and every end of a grant comes here.
+   */
+  private CompletableFuture<Void> handOff(Transaction tr, String name) {
+    CompletableFuture<Integer> permitsRead = schema.readPermits(tr, name);
+    CompletableFuture<List<Holder>> holdersRead = schema.readHolders(tr, name);
+    CompletableFuture<List<Waiter>> headRead = schema.readQueue(tr, name, 1);
+    return CompletableFuture.allOf(permitsRead, holdersRead, headRead).thenApply(v -> {
+      int permits = permitsRead.join() == null ? 0 : permitsRead.join();
+      List<Holder> holders = holdersRead.join();
+      List<Waiter> head = headRead.join();
+      if (!head.isEmpty() && holders.size() < permits) {
+        Waiter next = head.get(0);
+        schema.dequeue(tr, name, next.ticket(), next.owner());
+        schema.grant(tr, name, next.owner());
+      } else if (head.isEmpty() && holders.isEmpty()) {
+        schema.clearUnused(tr, name);
+      }
+      return null;
+    });
+  }
+
+  /** Leaves the queue unless {@code owner} was granted a permit meanwhile: then completes with its token, else null. */
+  private CompletableFuture<FencingToken> leaveUnlessGranted(String name, String owner) {
+    return transact(tr -> schema.readHolder(tr, name, owner).thenCombine(schema.readTicket(tr, name, owner),
+        (token, ticket) -> {
+          if (token != null) {
+            return CompletableFuture.completedFuture(token);
+          }
+          if (ticket == null) {
+            return CompletableFuture.<FencingToken>completedFuture(null);
+          }
+          schema.dequeue(tr, name, ticket, owner);
+          return handOff(tr, name).thenApply(x -> (FencingToken) null);
+        }).thenCompose(f -> f));
+  }
+
+  <T> CompletableFuture<T> transact(Function<Transaction, CompletableFuture<T>> body) {
+    return unwrapped(db.runAsync(body, executor));
+  }
+
+  /** The future failing with the cause itself rather than a {@code CompletionException} around it. */
+  static <T> CompletableFuture<T> unwrapped(CompletableFuture<T> f) {
+    CompletableFuture<T> out = new CompletableFuture<>();
+    f.whenComplete((v, e) -> {
+      if (e == null) {
+        out.complete(v);
+      } else {
+        out.completeExceptionally(FdbErrors.unwrap(e));
+      }
+    });
+    return out;
+  }
+
+  private static void checkPermits(int permits) {
+    if (permits < 1 || permits > MAX_PERMITS) {
+      throw new IllegalArgumentException("permits must be between 1 and " + MAX_PERMITS + ", got " + permits);
+    }
+  }
+
+  private static void checkGrant(String name, String owner, FencingToken token) {
+    checkName(name, "semaphore name");
+    checkName(owner, "owner");
+    if (token == null) {
+      throw new IllegalArgumentException("the grant's fencing token must not be null");
+    }
+  }
+
+  private static SemaphoreException timedOut(String name, String owner, Duration timeout) {
+    return new SemaphoreException(Kind.TIMED_OUT, name,
+        "'" + owner + "' got no permit of semaphore '" + name + "' within " + timeout + "; it left the queue");
+  }
+
+  private Handle startHandle(String name, String owner, FencingToken token) {
+    Handle h = new Handle(name, owner, token);
+    handles.add(h);
+    h.scheduleHeartbeat();
+    return h;
+  }
+
+  // ================================================================ a waiting acquire
+
+  /**
+   * One waiting acquire: each pass is one transaction that takes a permit if it is this owner's turn, else keeps
+   * (or makes) its queue entry and watches the generation key; the next pass runs when the watch fires, after a
+   * heartbeat interval at most, or at the deadline.
+   */
+  private final class Waiting {
+    final String name;
+    final int permits;
+    final String owner;
+    final Duration timeout;
+    final long deadline;
+    final CompletableFuture<SemaphoreHandle> result = new CompletableFuture<>();
+    /** Completed to end the current wait between passes (by its timer, or when the result completes). */
+    private volatile CompletableFuture<Void> wake;
+
+    Waiting(String name, int permits, String owner, Duration timeout) {
+      this.name = name;
+      this.permits = permits;
+      this.owner = owner;
+      this.timeout = timeout;
+      this.deadline = timeout == null ? Long.MAX_VALUE : System.nanoTime() + timeout.toNanos();
+      result.whenComplete((h, e) -> {
+        CompletableFuture<Void> w = wake;
+        if (w != null) {
+          w.complete(null);
+        }
+        if (e != null && !(e instanceof SemaphoreException && ((SemaphoreException) e).kind() == Kind.TIMED_OUT)) {
+          // Cancelled, closed or failed: leave the queue; a grant that raced the failure is released.
+          leaveUnlessGranted(name, owner).thenCompose(token -> token == null ? CompletableFuture.completedFuture(null)
+              : release(name, owner, token));
+        }
+      });
+    }
+
+    void pass() {
+      if (result.isDone()) {
+        return;
+      }
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        leaveUnlessGranted(name, owner).whenComplete((token, e) -> {
+          if (e != null) {
+            result.completeExceptionally(e);
+          } else if (token != null) {
+            deliver(token);
+          } else {
+            result.completeExceptionally(timedOut(name, owner, timeout));
+          }
+        });
+        return;
+      }
+      transact(tr -> acquireIn(tr, name, permits, owner, true, true)).whenComplete((attempt, e) -> {
+        if (e != null) {
+          result.completeExceptionally(e);
+          return;
+        }
+        tokenOf(attempt).whenComplete((token, e2) -> {
+          if (e2 != null) {
+            result.completeExceptionally(FdbErrors.unwrap(e2));
+          } else if (token != null) {
+            attempt.watch().cancel(false);
+            deliver(token);
+          } else {
+            waitForChange(attempt.watch(), left);
+          }
+        });
+      });
+    }
+
+    private void waitForChange(CompletableFuture<Void> watch, long left) {
+      CompletableFuture<Void> timer = new CompletableFuture<>();
+      wake = timer;
+      if (result.isDone()) {
+        timer.complete(null);
+      }
+      long delay = Math.min(options.heartbeatInterval().toNanos(), left);
+      ScheduledFuture<?> tick;
+      try {
+        tick = scheduler.schedule(() -> timer.complete(null), delay, TimeUnit.NANOSECONDS);
+      } catch (RuntimeException rejected) {
+        watch.cancel(false);
+        result.completeExceptionally(SemaphoreException.closed(name));
+        return;
+      }
+      CompletableFuture.anyOf(watch, timer).whenCompleteAsync((v, e) -> {
+        tick.cancel(false);
+        watch.cancel(false);
+        pass();
+      }, executor);
+    }
+
+    private void deliver(FencingToken token) {
+      Handle h = startHandle(name, owner, token);
+      if (!result.complete(h)) {
+        h.release();
+      }
+    }
+  }
+
+  // ================================================================ a held permit
+
+  private final class Handle implements SemaphoreHandle {
+    private final String name;
+    private final String owner;
+    private final FencingToken token;
+    private volatile boolean held = true;
+    private volatile ScheduledFuture<?> next;
+
+    Handle(String name, String owner, FencingToken token) {
+      this.name = name;
+      this.owner = owner;
+      this.token = token;
+    }
+
+    void scheduleHeartbeat() {
+      if (!held || closed) {
+        return;
+      }
+      try {
+        next = scheduler.schedule(this::beat, options.heartbeatInterval().toNanos(), TimeUnit.NANOSECONDS);
+      } catch (RuntimeException rejected) {
+        // The scheduler was shut down with the service: the lease runs out.
+      }
+    }
+
+    private void beat() {
+      heartbeat(name, owner, token).whenComplete((v, e) -> {
+        if (e instanceof SemaphoreException && ((SemaphoreException) e).kind() == Kind.NOT_HELD) {
+          held = false;
+          handles.remove(this);
+        } else {
+          scheduleHeartbeat();
+        }
+      });
+    }
+
+    void stopHeartbeats() {
+      ScheduledFuture<?> f = next;
+      if (f != null) {
+        f.cancel(false);
+      }
+    }
+
+    @Override
+    public String semaphore() {
+      return name;
+    }
+
+    @Override
+    public String owner() {
+      return owner;
+    }
+
+    @Override
+    public FencingToken token() {
+      return token;
+    }
+
+    @Override
+    public boolean isHeld() {
+      return held;
+    }
+
+    @Override
+    public CompletableFuture<Void> release() {
+      held = false;
+      handles.remove(this);
+      stopHeartbeats();
+      return FdbSemaphoreService.this.release(name, owner, token);
+    }
+
+    @Override
+    public CompletableFuture<Void> fence(Transaction tr) {
+      return FdbSemaphoreService.this.fence(tr, name, owner, token);
+    }
+
+    @Override
+    public void close() {
+      try {
+        release().join();
+      } catch (RuntimeException e) {
+        Throwable cause = FdbErrors.unwrap(e);
+        if (!(cause instanceof SemaphoreException && ((SemaphoreException) cause).kind() == Kind.NOT_HELD)) {
+          throw e;
+        }
+      }
+    }
+
+    @Override
+    public String toString() {
+      return "SemaphoreHandle{" + name + ", " + owner + ", " + token + "}";
+    }
+  }
+
+  // ================================================================ the reaper
+
+  /**
+   * Removes holders and waiters whose beat count stayed unchanged for a lease on this service's clock (never by
+   * comparing clocks of different hosts). A removal commits only if the count is still the one observed: it reads the
+   * beat (or queue entry) with conflict, so a heartbeat committed meanwhile makes it fail.
+   */
+  private final class Reaper {
+    /** What was last seen of each holder and waiter, with when it was first seen so. */
+    private final Map<String, Seen> seen = new ConcurrentHashMap<>();
+    private volatile ScheduledFuture<?> next;
+    private volatile boolean stopped;
+
+    private record Seen(long beats, long sinceNanos) {}
+
+    void schedule() {
+      if (stopped) {
+        return;
+      }
+      try {
+        next = scheduler.schedule(() -> scan().whenComplete((v, e) -> schedule()),
+            options.reaperInterval().toNanos(), TimeUnit.NANOSECONDS);
+      } catch (RuntimeException rejected) {
+        // Shut down with the service.
+      }
+    }
+
+    void stop() {
+      stopped = true;
+      ScheduledFuture<?> f = next;
+      if (f != null) {
+        f.cancel(false);
+      }
+    }
+
+    CompletableFuture<Void> scan() {
+      Set<String> visited = ConcurrentHashMap.newKeySet();
+      return scanFrom(null, visited).whenComplete((v, e) -> {
+        if (e == null) {
+          seen.keySet().retainAll(visited);
+        }
+      });
+    }
+
+    /** Reaps the semaphores in use after {@code after}, a page at a time, one semaphore after the other. */
+    private CompletableFuture<Void> scanFrom(String after, Set<String> visited) {
+      return transact(tr -> schema.readActive(tr.snapshot(), after, PAGE)).thenCompose(names -> {
+        CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
+        for (String name : names) {
+          chain = chain.thenCompose(v -> reap(name, visited)).exceptionally(e -> null);
+        }
+        return names.size() < PAGE || stopped ? chain
+            : chain.thenCompose(v -> scanFrom(names.get(names.size() - 1), visited));
+      });
+    }
+
+    private CompletableFuture<Void> reap(String name, Set<String> visited) {
+      return unwrapped(db.readAsync(tr -> {
+        ReadTransaction snap = tr.snapshot();
+        CompletableFuture<List<Holder>> holdersRead = schema.readHolders(snap, name);
+        CompletableFuture<List<Waiter>> queueRead = schema.readQueue(snap, name, ReadTransaction.ROW_LIMIT_UNLIMITED);
+        return holdersRead.thenCompose(holders -> {
+          List<CompletableFuture<Long>> beats = new ArrayList<>();
+          for (Holder h : holders) {
+            beats.add(schema.readBeat(snap, name, h.owner()));
+          }
+          return CompletableFuture.allOf(beats.toArray(new CompletableFuture<?>[0])).thenCombine(queueRead, (v, q) -> {
+            List<Runnable> expiries = new ArrayList<>();
+            long now = System.nanoTime();
+            for (int i = 0; i < holders.size(); i++) {
+              Holder h = holders.get(i);
+              Long b = beats.get(i).join();
+              long observed = b == null ? -1 : b;
+              if (expired("h", name, h.owner() + "/" + h.token(), observed, now, visited)) {
+                expiries.add(() -> expireHolder(name, h, observed));
+              }
+            }
+            for (Waiter w : q) {
+              if (expired("w", name, w.owner() + "/" + w.ticket(), w.beats(), now, visited)) {
+                expiries.add(() -> expireWaiter(name, w));
+              }
+            }
+            return expiries;
+          });
+        });
+      }, executor)).thenAccept(expiries -> expiries.forEach(Runnable::run));
+    }
+
+    private boolean expired(String type, String name, String who, long beats, long now, Set<String> visited) {
+      String key = type + '\0' + name + '\0' + who;
+      visited.add(key);
+      Seen before = seen.get(key);
+      if (before == null || before.beats() != beats) {
+        seen.put(key, new Seen(beats, now));
+        return false;
+      }
+      return now - before.sinceNanos() >= options.lease().toNanos();
+    }
+
+    private void expireHolder(String name, Holder h, long observed) {
+      transact(tr -> schema.readHolder(tr, name, h.owner()).thenCombine(schema.readBeat(tr, name, h.owner()),
+          (token, beats) -> h.token().equals(token) && (beats == null ? -1 : beats) == observed)
+          .thenCompose(still -> {
+            if (!still) {
+              return CompletableFuture.completedFuture(null);
+            }
+            schema.removeHolder(tr, name, h.owner());
+            return handOff(tr, name);
+          }));
+    }
+
+    private void expireWaiter(String name, Waiter w) {
+      transact(tr -> schema.readWaiter(tr, name, w.ticket()).thenCompose(current -> {
+        if (current == null || current.beats() != w.beats()) {
+          return CompletableFuture.completedFuture(null);
+        }
+        schema.dequeue(tr, name, w.ticket(), w.owner());
+        return handOff(tr, name);
+      }));
+    }
+  }
+}

@@ -1,0 +1,333 @@
+package io.github.fdbcoord.semaphore;
+
+import com.apple.foundationdb.KeyValue;
+import com.apple.foundationdb.MutationType;
+import com.apple.foundationdb.Range;
+import com.apple.foundationdb.ReadTransaction;
+import com.apple.foundationdb.Transaction;
+import com.apple.foundationdb.subspace.Subspace;
+import com.apple.foundationdb.tuple.ByteArrayUtil;
+import com.apple.foundationdb.tuple.Tuple;
+import com.apple.foundationdb.tuple.Versionstamp;
+import io.github.fdbcoord.api.FencingToken;
+import io.github.fdbcoord.fdb.Versionstamps;
+import io.github.fdbcoord.semaphore.SemaphoreService.Holder;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The whole key schema of the semaphore layer: a pack and an unpack function for every key and value, and one
+ * function per query. {@link FdbSemaphoreService} only composes these.
+ *
+ * <pre>
+ * root("active", name)                    = ''                         index of semaphores with holders or waiters (the reaper scans it)
+ * root("s", name, "permits")              = (permits:int)              the permit count, fixed while the semaphore is in use
+ * root("s", name, "generation")           = token:10 bytes             changes with every grant and every end of a grant (waiters watch it)
+ * root("s", name, "holder", owner)        = (token:vstamp)             one permit held; written only at the grant, cleared at its end
+ * root("s", name, "beat", owner)          = (beats:int)                the holder's heartbeat count (heartbeats write here only)
+ * root("s", name, "queue", ticket)        = (owner:str, beats:int)     FIFO queue, ticket = versionstamp of the enqueue
+ * root("s", name, "queued", owner)        = (ticket:vstamp)            the owner's queue entry: nobody enqueues twice
+ * </pre>
+ *
+ * <p>Every acquire reads the holder range and the queue head with conflict, so two grants that would exceed the
+ * permits cannot both commit. The holder key is written only when a grant starts or ends, so a holder's fenced
+ * transaction (which reads it with conflict) conflicts with the end of its grant and never with its own heartbeats;
+ * a heartbeat reads the holder key with conflict and writes the beat key, which the reaper reads with conflict before
+ * it ends a grant, so a heartbeat and an expiry never both commit.
+ */
+final class SemaphoreSchema {
+  /** Longest semaphore or owner name, in UTF-8 bytes. */
+  static final int MAX_NAME_BYTES = 1024;
+
+  private static final String ACTIVE = "active";
+  private static final String SEMAPHORES = "s";
+  private static final String PERMITS = "permits";
+  private static final String GENERATION = "generation";
+  private static final String HOLDER = "holder";
+  private static final String BEAT = "beat";
+  private static final String QUEUE = "queue";
+  private static final String QUEUED = "queued";
+
+  private final Subspace root;
+
+  SemaphoreSchema(Subspace root) {
+    this.root = root;
+  }
+
+  /** Checks a semaphore or owner name: non-null, non-empty, at most {@link #MAX_NAME_BYTES} UTF-8 bytes. */
+  static String checkName(String value, String what) {
+    if (value == null) {
+      throw new IllegalArgumentException(what + " must not be null");
+    }
+    if (value.isEmpty()) {
+      throw new IllegalArgumentException(what + " must not be empty");
+    }
+    int bytes = value.getBytes(StandardCharsets.UTF_8).length;
+    if (bytes > MAX_NAME_BYTES) {
+      throw new IllegalArgumentException(what + " is " + bytes + " UTF-8 bytes long, at most " + MAX_NAME_BYTES + " allowed");
+    }
+    return value;
+  }
+
+  Subspace semaphore(String name) {
+    return root.get(SEMAPHORES).get(name);
+  }
+
+  /** A queue entry: its ticket, owner and beat count. */
+  record Waiter(Versionstamp ticket, String owner, long beats) {}
+
+  /** The token form of a complete versionstamp (user version 0). */
+  static FencingToken token(Versionstamp vs) {
+    return FencingToken.of(vs.getTransactionVersion());
+  }
+
+  static Versionstamp versionstamp(FencingToken token) {
+    return Versionstamp.complete(token.bytes(), 0);
+  }
+
+  // ---------------------------------------------------------------- active index
+
+  byte[] packActiveKey(String name) {
+    return root.pack(Tuple.from(ACTIVE, name));
+  }
+
+  String unpackActiveKey(byte[] key) {
+    return root.unpack(key).getString(1);
+  }
+
+  // ---------------------------------------------------------------- permits
+
+  byte[] packPermitsKey(String name) {
+    return semaphore(name).pack(Tuple.from(PERMITS));
+  }
+
+  byte[] packPermitsValue(int permits) {
+    return Tuple.from(permits).pack();
+  }
+
+  int unpackPermitsValue(byte[] value) {
+    return (int) Tuple.fromBytes(value).getLong(0);
+  }
+
+  // ---------------------------------------------------------------- generation
+
+  byte[] packGenerationKey(String name) {
+    return semaphore(name).pack(Tuple.from(GENERATION));
+  }
+
+  /** SET_VERSIONSTAMPED_VALUE operand: the raw 10-byte versionstamp of the commit. */
+  byte[] packGenerationValueForChange() {
+    return Versionstamps.rawValue(new byte[0]);
+  }
+
+  byte[] packGenerationValue(FencingToken generation) {
+    return generation.bytes();
+  }
+
+  FencingToken unpackGenerationValue(byte[] value) {
+    return FencingToken.of(value);
+  }
+
+  // ---------------------------------------------------------------- holders
+
+  byte[] packHolderKey(String name, String owner) {
+    return semaphore(name).pack(Tuple.from(HOLDER, owner));
+  }
+
+  String unpackHolderKey(String name, byte[] key) {
+    return semaphore(name).unpack(key).getString(1);
+  }
+
+  Range holderRange(String name) {
+    return semaphore(name).range(Tuple.from(HOLDER));
+  }
+
+  /** SET_VERSIONSTAMPED_VALUE operand of a grant: the commit's versionstamp becomes the fencing token. */
+  byte[] packHolderValueForGrant() {
+    return Versionstamps.packValue(Tuple.from(Versionstamp.incomplete(0)));
+  }
+
+  byte[] packHolderValue(FencingToken token) {
+    return Tuple.from(versionstamp(token)).pack();
+  }
+
+  FencingToken unpackHolderValue(byte[] value) {
+    return token(Tuple.fromBytes(value).getVersionstamp(0));
+  }
+
+  byte[] packBeatKey(String name, String owner) {
+    return semaphore(name).pack(Tuple.from(BEAT, owner));
+  }
+
+  byte[] packBeatValue(long beats) {
+    return Tuple.from(beats).pack();
+  }
+
+  long unpackBeatValue(byte[] value) {
+    return Tuple.fromBytes(value).getLong(0);
+  }
+
+  // ---------------------------------------------------------------- queue
+
+  Range queueRange(String name) {
+    return semaphore(name).range(Tuple.from(QUEUE));
+  }
+
+  /** SET_VERSIONSTAMPED_KEY operand of a new queue entry: the commit's versionstamp becomes the ticket. */
+  byte[] packQueueKeyForEnqueue(String name) {
+    return Versionstamps.packKey(semaphore(name).getKey(), Tuple.from(QUEUE, Versionstamp.incomplete(0)));
+  }
+
+  byte[] packQueueKey(String name, Versionstamp ticket) {
+    return semaphore(name).pack(Tuple.from(QUEUE, ticket));
+  }
+
+  Versionstamp unpackQueueKey(String name, byte[] key) {
+    return semaphore(name).unpack(key).getVersionstamp(1);
+  }
+
+  byte[] packQueueValue(String owner, long beats) {
+    return Tuple.from(owner, beats).pack();
+  }
+
+  Waiter unpackQueueEntry(String name, byte[] key, byte[] value) {
+    Tuple t = Tuple.fromBytes(value);
+    return new Waiter(unpackQueueKey(name, key), t.getString(0), t.getLong(1));
+  }
+
+  byte[] packQueuedKey(String name, String owner) {
+    return semaphore(name).pack(Tuple.from(QUEUED, owner));
+  }
+
+  /** SET_VERSIONSTAMPED_VALUE operand of the owner's queue index: the same versionstamp as its ticket. */
+  byte[] packQueuedValueForEnqueue() {
+    return Versionstamps.packValue(Tuple.from(Versionstamp.incomplete(0)));
+  }
+
+  byte[] packQueuedValue(Versionstamp ticket) {
+    return Tuple.from(ticket).pack();
+  }
+
+  Versionstamp unpackQueuedValue(byte[] value) {
+    return Tuple.fromBytes(value).getVersionstamp(0);
+  }
+
+  // ================================================================ queries
+
+  CompletableFuture<Integer> readPermits(ReadTransaction tr, String name) {
+    return tr.get(packPermitsKey(name)).thenApply(v -> v == null ? null : unpackPermitsValue(v));
+  }
+
+  /** Every holder, with a read conflict on the whole holder range. */
+  CompletableFuture<List<Holder>> readHolders(ReadTransaction tr, String name) {
+    return tr.getRange(holderRange(name)).asList().thenApply(kvs -> {
+      List<Holder> out = new ArrayList<>(kvs.size());
+      for (KeyValue kv : kvs) {
+        out.add(new Holder(unpackHolderKey(name, kv.getKey()), unpackHolderValue(kv.getValue())));
+      }
+      return out;
+    });
+  }
+
+  /** {@code owner}'s grant, or null. */
+  CompletableFuture<FencingToken> readHolder(ReadTransaction tr, String name, String owner) {
+    return tr.get(packHolderKey(name, owner)).thenApply(v -> v == null ? null : unpackHolderValue(v));
+  }
+
+  CompletableFuture<Long> readBeat(ReadTransaction tr, String name, String owner) {
+    return tr.get(packBeatKey(name, owner)).thenApply(v -> v == null ? null : unpackBeatValue(v));
+  }
+
+  /** The first {@code limit} queue entries, oldest ticket first. */
+  CompletableFuture<List<Waiter>> readQueue(ReadTransaction tr, String name, int limit) {
+    Range r = queueRange(name);
+    return tr.getRange(r.begin, r.end, limit).asList().thenApply(kvs -> {
+      List<Waiter> out = new ArrayList<>(kvs.size());
+      for (KeyValue kv : kvs) {
+        out.add(unpackQueueEntry(name, kv.getKey(), kv.getValue()));
+      }
+      return out;
+    });
+  }
+
+  CompletableFuture<Waiter> readWaiter(ReadTransaction tr, String name, Versionstamp ticket) {
+    byte[] key = packQueueKey(name, ticket);
+    return tr.get(key).thenApply(v -> v == null ? null : unpackQueueEntry(name, key, v));
+  }
+
+  /** {@code owner}'s ticket, or null when it does not wait. */
+  CompletableFuture<Versionstamp> readTicket(ReadTransaction tr, String name, String owner) {
+    return tr.get(packQueuedKey(name, owner)).thenApply(v -> v == null ? null : unpackQueuedValue(v));
+  }
+
+  /** Names of semaphores in use, after {@code after} (from the first when null), at most {@code limit}. */
+  CompletableFuture<List<String>> readActive(ReadTransaction tr, String after, int limit) {
+    Range all = root.range(Tuple.from(ACTIVE));
+    byte[] begin = after == null ? all.begin : ByteArrayUtil.join(packActiveKey(after), new byte[] {0});
+    return tr.getRange(begin, all.end, limit).asList().thenApply(kvs -> {
+      List<String> out = new ArrayList<>(kvs.size());
+      for (KeyValue kv : kvs) {
+        out.add(unpackActiveKey(kv.getKey()));
+      }
+      return out;
+    });
+  }
+
+  /** A watch on the generation key (fires on the next grant or end of a grant). */
+  CompletableFuture<Void> watchGeneration(Transaction tr, String name) {
+    return tr.watch(packGenerationKey(name));
+  }
+
+  // ================================================================ writes
+
+  /** Marks the semaphore in use with {@code permits}. */
+  void markInUse(Transaction tr, String name, int permits) {
+    tr.set(packPermitsKey(name), packPermitsValue(permits));
+    tr.set(packActiveKey(name), new byte[0]);
+  }
+
+  /** Clears the permit count and the index entry of a semaphore with neither holders nor waiters. */
+  void clearUnused(Transaction tr, String name) {
+    tr.clear(packPermitsKey(name));
+    tr.clear(packActiveKey(name));
+  }
+
+  /** Grants a permit to {@code owner}; its token is this commit's versionstamp. */
+  void grant(Transaction tr, String name, String owner) {
+    tr.mutate(MutationType.SET_VERSIONSTAMPED_VALUE, packHolderKey(name, owner), packHolderValueForGrant());
+    tr.set(packBeatKey(name, owner), packBeatValue(0));
+    bumpGeneration(tr, name);
+  }
+
+  /** Ends {@code owner}'s grant. */
+  void removeHolder(Transaction tr, String name, String owner) {
+    tr.clear(packHolderKey(name, owner));
+    tr.clear(packBeatKey(name, owner));
+    bumpGeneration(tr, name);
+  }
+
+  void setBeat(Transaction tr, String name, String owner, long beats) {
+    tr.set(packBeatKey(name, owner), packBeatValue(beats));
+  }
+
+  void enqueue(Transaction tr, String name, String owner) {
+    tr.mutate(MutationType.SET_VERSIONSTAMPED_KEY, packQueueKeyForEnqueue(name), packQueueValue(owner, 0));
+    tr.mutate(MutationType.SET_VERSIONSTAMPED_VALUE, packQueuedKey(name, owner), packQueuedValueForEnqueue());
+  }
+
+  void setWaiterBeats(Transaction tr, String name, Waiter w, long beats) {
+    tr.set(packQueueKey(name, w.ticket()), packQueueValue(w.owner(), beats));
+  }
+
+  void dequeue(Transaction tr, String name, Versionstamp ticket, String owner) {
+    tr.clear(packQueueKey(name, ticket));
+    tr.clear(packQueuedKey(name, owner));
+  }
+
+  private void bumpGeneration(Transaction tr, String name) {
+    tr.mutate(MutationType.SET_VERSIONSTAMPED_VALUE, packGenerationKey(name), packGenerationValueForChange());
+  }
+}
