@@ -20,7 +20,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -62,11 +61,7 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
     this.options = options;
     this.executor = options.executor() != null ? options.executor() : db.getExecutor();
     this.ownsScheduler = options.scheduler() == null;
-    this.scheduler = ownsScheduler ? Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "fdbcoord-rwlock-scheduler");
-      t.setDaemon(true);
-      return t;
-    }) : options.scheduler();
+    this.scheduler = options.schedulerOrOwn("fdbcoord-rwlock-scheduler");
     if (options.reaperEnabled()) {
       scheduleReap();
     }

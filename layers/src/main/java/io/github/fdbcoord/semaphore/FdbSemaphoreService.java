@@ -20,7 +20,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -55,11 +54,7 @@ final class FdbSemaphoreService implements SemaphoreService {
     this.options = options;
     this.executor = options.executor() != null ? options.executor() : db.getExecutor();
     this.ownsScheduler = options.scheduler() == null;
-    this.scheduler = ownsScheduler ? Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "fdb-semaphore-scheduler");
-      t.setDaemon(true);
-      return t;
-    }) : options.scheduler();
+    this.scheduler = options.schedulerOrOwn("fdb-semaphore-scheduler");
     this.reaper = options.reaperEnabled() ? new Reaper() : null;
     if (reaper != null) {
       reaper.schedule();

@@ -1,59 +1,13 @@
 package io.github.fdbcoord.mutex;
 
-import com.apple.foundationdb.Database;
-import com.apple.foundationdb.directory.DirectoryLayer;
-import com.apple.foundationdb.directory.DirectorySubspace;
-import io.github.fdbcoord.embedded.EmbeddedDatabase;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
+import io.github.fdbcoord.testsupport.LayerTestSupport;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
-
-/**
- * One in-memory embedded database per test class; each test gets its own random directory
- * (removed afterwards) and closes the services it opened.
- */
-abstract class MutexTestSupport {
-  static Database db;
-  DirectorySubspace root;
-  List<String> path;
-  private final List<MutexService> services = new ArrayList<>();
-
-  @BeforeAll
-  static void openDatabase() {
-    db = EmbeddedDatabase.inMemory();
-  }
-
-  @AfterAll
-  static void closeDatabase() {
-    db.close();
-  }
-
-  @BeforeEach
-  void createDirectory() {
-    path = List.of("test", "mutex-" + UUID.randomUUID());
-    root = DirectoryLayer.getDefault().createOrOpen(db, path).join();
-  }
-
-  @AfterEach
-  void removeDirectory() {
-    for (MutexService s : services) {
-      s.close();
-    }
-    DirectoryLayer.getDefault().removeIfExists(db, path).join();
+/** The mutex tests' options and services, over {@link LayerTestSupport}. */
+abstract class MutexTestSupport extends LayerTestSupport<MutexService> {
+  MutexTestSupport() {
+    super("mutex");
   }
 
   /** Reaper off, long lease: behaviour tests where nothing may expire by itself. */
@@ -71,43 +25,6 @@ abstract class MutexTestSupport {
 
   FdbMutexService service(MutexOptions.Builder options) {
     FdbMutexService s = (FdbMutexService) MutexService.create(db, root, options.build());
-    services.add(s);
-    return s;
-  }
-
-  static <T> T await(CompletableFuture<T> f) {
-    try {
-      return f.get(30, TimeUnit.SECONDS);
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof RuntimeException) {
-        throw (RuntimeException) e.getCause();
-      }
-      throw new CompletionException(e.getCause());
-    } catch (Exception e) {
-      throw new AssertionError("operation did not complete in 30 s", e);
-    }
-  }
-
-  /** The exception {@code f} fails with (unwrapped), failing the test if it succeeds. */
-  static <X extends Throwable> X failure(Class<X> type, CompletableFuture<?> f) {
-    try {
-      Object v = f.get(30, TimeUnit.SECONDS);
-      return fail("expected " + type.getSimpleName() + " but completed with " + v);
-    } catch (ExecutionException e) {
-      assertTrue(type.isInstance(e.getCause()), "expected " + type.getSimpleName() + " but got " + e.getCause());
-      return type.cast(e.getCause());
-    } catch (Exception e) {
-      return fail("expected " + type.getSimpleName() + " but got " + e);
-    }
-  }
-
-  static void eventually(String what, Duration within, BooleanSupplier condition) throws InterruptedException {
-    long end = System.nanoTime() + within.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > end) {
-        fail("not within " + within + ": " + what);
-      }
-      Thread.sleep(5);
-    }
+    return track(s);
   }
 }
