@@ -4,6 +4,7 @@ import static io.github.fdbcoord.service.ServiceFixture.await;
 import static io.github.fdbcoord.service.WaiterLivenessTest.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -13,6 +14,10 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.WebSocket;
+import io.vertx.core.http.WebSocketClient;
+import io.vertx.core.http.WebSocketConnectOptions;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetSocket;
@@ -20,6 +25,8 @@ import io.vertx.ext.web.client.HttpRequest;
 import io.vertx.ext.web.client.HttpResponse;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -209,6 +216,42 @@ class ElectionHttpTest {
     // Reading who leads is no change.
     assertEquals(200, await(f.web().get("/elections/o").putHeader("Origin", "http://evil.example").send()).statusCode());
     assertEquals("a", leaderOf("o").getString("candidate"));
+  }
+
+  /** Leader changes are the lock events of the election's mutex: the WebSocket's subscription tells them. */
+  @Test
+  void leaderChangesAreTheMutexsLockEventsOnTheWebSocket() throws Exception {
+    start(new JsonObject());
+    BlockingQueue<JsonObject> received = new LinkedBlockingQueue<>();
+    WebSocketClient http = vertx.createWebSocketClient();
+    WebSocket ws = await(http.connect(new WebSocketConnectOptions().setHost("127.0.0.1")
+        .setPort(f.service.httpPort()).setURI("/ws")));
+    ws.textMessageHandler(t -> received.add(new JsonObject(t)));
+    await(ws.writeTextMessage(new JsonObject().put("subscribe", new JsonArray().add("w")).encode()));
+    assertEquals("subscribed", next(received).getString("type"));
+
+    JsonObject a = ok(await(post("/elections/w/campaign", new JsonObject().put("candidate", "a"))));
+    JsonObject acquired = next(received);
+    assertEquals("ACQUIRED", acquired.getString("event"), acquired.encode());
+    assertEquals("a", acquired.getString("owner"));
+    assertEquals(a.getString("epoch"), acquired.getString("token"), "the event's token is the epoch");
+
+    Future<HttpResponse<Buffer>> b = post("/elections/w/campaign", new JsonObject().put("candidate", "b"));
+    eventually("'b' is in line", Duration.ofSeconds(20), () -> line("w").equals(List.of("b")));
+    ok(await(post("/elections/w/resign", leadership(a))));
+    JsonObject handedOff = next(received);
+    assertEquals("HANDED_OFF", handedOff.getString("event"), handedOff.encode());
+    assertEquals("a", handedOff.getString("previousOwner"));
+    assertEquals("b", handedOff.getString("owner"));
+    assertEquals(ok(await(b)).getString("epoch"), handedOff.getString("token"));
+    await(ws.close());
+    await(http.close());
+  }
+
+  private static JsonObject next(BlockingQueue<JsonObject> received) throws InterruptedException {
+    JsonObject m = received.poll(20, TimeUnit.SECONDS);
+    assertNotNull(m, "no WebSocket message within 20 s");
+    return m;
   }
 
   private static HttpRequest<Buffer> authorized(HttpRequest<Buffer> request) {
