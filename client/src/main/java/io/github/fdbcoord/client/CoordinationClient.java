@@ -137,6 +137,11 @@ public final class CoordinationClient {
     return WireProtocol.mutexAddress(prefix);
   }
 
+  /** The leader-election address this client talks to ({@code <prefix>.election}). */
+  public String electionAddress() {
+    return WireProtocol.electionAddress(prefix);
+  }
+
   /** Sends {@code action} with {@code body} to {@code address}: the untyped form of every method here. */
   public Future<JsonObject> request(String address, String action, JsonObject body) {
     return request(address, action, body, sendTimeoutMs);

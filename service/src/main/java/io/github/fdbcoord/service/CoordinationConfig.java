@@ -270,6 +270,11 @@ public final class CoordinationConfig {
     return WireProtocol.mutexAddress(addressPrefix);
   }
 
+  /** Address of leader election ({@code <prefix>.election}). */
+  public String electionAddress() {
+    return WireProtocol.electionAddress(addressPrefix);
+  }
+
   /** Address where the lock events of mutex {@code name} are published. */
   public String mutexEventsAddress(String name) {
     return mutexEventsAddress(addressPrefix, name);

@@ -17,6 +17,7 @@ import io.github.fdbcoord.mutex.MutexOptions;
 import io.github.fdbcoord.mutex.MutexService;
 import io.github.fdbcoord.service.eventbus.AllocatorVerticle;
 import io.github.fdbcoord.service.eventbus.DirectoryVerticle;
+import io.github.fdbcoord.service.eventbus.ElectionVerticle;
 import io.github.fdbcoord.service.eventbus.FailureCodes;
 import io.github.fdbcoord.service.eventbus.InternerVerticle;
 import io.github.fdbcoord.service.eventbus.LocalLayers;
@@ -54,7 +55,7 @@ import io.vertx.core.internal.logging.LoggerFactory;
 /**
  * The whole coordination service as one verticle: reads a {@link CoordinationConfig}, opens the
  * store on worker threads, checks that no other host on the event-bus prefix serves another store,
- * and deploys the four layer verticles and (when {@code http.enabled}) the HTTP server. Undeploying it releases the mutexes held through this node, stops the reaper and closes
+ * and deploys the layer verticles (directory, allocator, interner, mutex, election) and (when {@code http.enabled}) the HTTP server. Undeploying it releases the mutexes held through this node, stops the reaper and closes
  * the store it opened.
  *
  * <pre>
@@ -317,7 +318,10 @@ public final class CoordinationVerticle extends VerticleBase {
         new InternerVerticle(config.internerAddress(), layers.interners(), config.maxBatchSize(), workers, metrics)
             .servedLocally(local).boundedBy(config.requestTimeout()),
         // The mutex routes keep the event bus: an acquire's wait is bounded by its send timeout.
-        mutexVerticle));
+        mutexVerticle,
+        // After the mutex verticle, whose waits and grants it uses: undeployed before it (stop runs in reverse).
+        new ElectionVerticle(config.electionAddress(), mutexVerticle, layers.mutexes(), workers, metrics)
+            .boundedBy(config.requestTimeout())));
     if (config.httpEnabled()) {
       http = new HttpVerticle(config.httpOptions(), metrics, this::health, local, this::backup);
       verticles.add(http);

@@ -111,6 +111,14 @@ class SlowStoreBoundsTest {
   }
 
   @Test
+  void aCampaignAnsweredStoreUnavailableNeverStaysALeadership() throws InterruptedException {
+    // The election is the mutex of the same name: its late leadership is the mutex's late grant, resigned at once.
+    f.failure(f.client.electionAddress(), "campaign", new JsonObject().put("election", "e").put("candidate", "late")
+        .put("timeoutMs", 200), FailureCodes.UNAVAILABLE, "store_unavailable");
+    assertGrantedThenReleased("e", "late");
+  }
+
+  @Test
   void theRequestTimeoutIsConfiguredAndChecked() {
     assertEquals(Duration.ofSeconds(5), CoordinationConfig.from(new JsonObject()).requestTimeout());
     assertEquals(Duration.ofMillis(REQUEST_TIMEOUT_MS),

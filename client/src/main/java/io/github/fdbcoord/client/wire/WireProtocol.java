@@ -47,6 +47,11 @@ public final class WireProtocol {
     return prefix + ".mutex";
   }
 
+  /** The address of leader election under {@code prefix} (an election is the mutex of the same name). */
+  public static String electionAddress(String prefix) {
+    return prefix + ".election";
+  }
+
   /** Where the lock events of mutex {@code name} are published. */
   public static String mutexEventsAddress(String prefix, String name) {
     return prefix + ".mutex.events." + name;

@@ -3,6 +3,8 @@ package io.github.fdbcoord.service.eventbus;
 import com.apple.foundationdb.tuple.Versionstamp;
 import io.github.fdbcoord.api.FailureKind;
 import io.github.fdbcoord.api.FencingToken;
+import io.github.fdbcoord.api.LockEvent;
+import io.github.fdbcoord.api.MutexOwner;
 import io.github.fdbcoord.client.CoordinationClient;
 import io.github.fdbcoord.client.wire.MutexWire;
 import io.github.fdbcoord.fdb.FdbErrors;
@@ -143,27 +145,13 @@ public final class MutexVerticle extends LayerVerticle {
     action(MutexWire.RELEASE, body -> {
       String name = name(body);
       String owner = owner(body);
-      FencingToken token = Requests.optionalToken(body, "token");
-      return store(() -> token == null ? mutexes.release(name, owner) : mutexes.release(name, owner, token))
-          .andThen(ar -> {
-            if (ar.succeeded() || FdbErrors.unwrap(ar.cause()) instanceof MutexException) {
-              grants.remove(key(name, owner));
-            }
-          })
-          .map(MutexWire::event);
+      return release(name, owner, Requests.optionalToken(body, "token")).map(MutexWire::event);
     });
     action(MutexWire.HEARTBEAT, body -> {
       String name = name(body);
       String owner = owner(body);
       FencingToken token = Requests.optionalToken(body, "token");
-      Future<JsonObject> beat = store(() -> token == null ? mutexes.heartbeat(name, owner) : mutexes.heartbeat(name, owner, token))
-          .andThen(ar -> {
-            if (ar.succeeded()) {
-              grants.put(key(name, owner), new Grant(name, owner, ar.result().token()));
-            } else if (FdbErrors.unwrap(ar.cause()) instanceof MutexException) {
-              grants.remove(key(name, owner));
-            }
-          })
+      Future<JsonObject> beat = heartbeat(name, owner, token)
           .map(o -> MutexWire.owner(name, o).put("held", true).put("leaseMs", mutexes.options().lease().toMillis()));
       if (token != null) {
         return beat;
@@ -176,9 +164,7 @@ public final class MutexVerticle extends LayerVerticle {
     action(MutexWire.ABANDON, body -> {
       String name = name(body);
       String owner = owner(body);
-      return waits.end(name, owner, FailureCodes.failure(FailureCodes.CONFLICT, "abandoned",
-          "the acquire of mutex '" + name + "' by '" + owner + "' was abandoned by its requester"))
-          .map(n -> new JsonObject().put("name", name).put("owner", owner).put("abandoned", n));
+      return abandon(name, owner).map(n -> new JsonObject().put("name", name).put("owner", owner).put("abandoned", n));
     });
     action(MutexWire.UNWATCH, body -> {
       String name = name(body);
@@ -221,11 +207,52 @@ public final class MutexVerticle extends LayerVerticle {
   }
 
   /**
+   * Releases {@code owner}'s grant of {@code name} (with {@code token}: that grant only) and forgets it here once
+   * the layer answered that it is no longer held. The election's {@code resign} is this release.
+   */
+  Future<LockEvent> release(String name, String owner, FencingToken token) {
+    return store(() -> token == null ? mutexes.release(name, owner) : mutexes.release(name, owner, token))
+        .andThen(ar -> {
+          if (ar.succeeded() || FdbErrors.unwrap(ar.cause()) instanceof MutexException) {
+            grants.remove(key(name, owner));
+          }
+        });
+  }
+
+  /**
+   * Heartbeats {@code owner}'s grant of {@code name} for its remote holder (with {@code token}: that grant only),
+   * remembering it for the release at stop, or forgetting it when the layer refuses. The election's leader
+   * heartbeats through this too.
+   */
+  Future<MutexOwner> heartbeat(String name, String owner, FencingToken token) {
+    return store(() -> token == null ? mutexes.heartbeat(name, owner) : mutexes.heartbeat(name, owner, token))
+        .andThen(ar -> {
+          if (ar.succeeded()) {
+            grants.put(key(name, owner), new Grant(name, owner, ar.result().token()));
+          } else if (FdbErrors.unwrap(ar.cause()) instanceof MutexException) {
+            grants.remove(key(name, owner));
+          }
+        });
+  }
+
+  /** Ends the acquires of {@code owner} for {@code name} waiting on this node (409 abandoned); how many. */
+  Future<Integer> abandon(String name, String owner) {
+    return waits.end(name, owner, FailureCodes.failure(FailureCodes.CONFLICT, "abandoned",
+        "the acquire of mutex '" + name + "' by '" + owner + "' was abandoned by its requester"));
+  }
+
+  private Future<JsonObject> acquire(String name, String owner, Duration timeout, String liveness) {
+    return awaitGrant(name, owner, timeout, liveness).map(token -> held(name, owner, token));
+  }
+
+  /**
    * Waits for the grant through the layer ({@link MutexService#awaitGrant}), which keeps the queue
    * entry alive and leaves in one transaction on timeout or cancellation; the grant is handed over
-   * without heartbeats (the remote holder heartbeats).
+   * without heartbeats (the remote holder heartbeats), and remembered here (released at stop). The
+   * election's {@code campaign} waits through this too, so its waits are ended, pinged and swept like an
+   * acquire's.
    */
-  private Future<JsonObject> acquire(String name, String owner, Duration timeout, String liveness) {
+  Future<FencingToken> awaitGrant(String name, String owner, Duration timeout, String liveness) {
     if (stopping) {
       return Future.failedFuture(FailureCodes.failure(FailureKind.CLOSED,
           "the service on this node is stopping"));
@@ -236,10 +263,15 @@ public final class MutexVerticle extends LayerVerticle {
         waits.endAll(MutexVerticle::closing); // stop() may have swept the waits before this one was tracked
       }
       return granted;
-    }).map(token -> held(name, owner, token));
+    }).andThen(ar -> {
+      if (ar.succeeded()) {
+        grants.put(key(name, owner), new Grant(name, owner, ar.result()));
+      }
+    });
   }
 
-  private Duration acquireTimeout(JsonObject body) {
+  /** The {@code timeoutMs} of an acquire (or campaign) request, at most the service's maximum (the default). */
+  Duration acquireTimeout(JsonObject body) {
     Long ms = Requests.optionalLong(body, "timeoutMs", 0, maxAcquireTimeout.toMillis());
     return ms == null ? maxAcquireTimeout : Duration.ofMillis(ms);
   }
@@ -248,7 +280,7 @@ public final class MutexVerticle extends LayerVerticle {
    * What an acquire may take beyond its wait before it is answered {@code store_unavailable}: the
    * transaction that leaves the queue (or finds the grant) when the wait ends.
    */
-  private Duration afterWait() {
+  Duration afterWait() {
     Duration slack = Duration.ofSeconds(2);
     return slack.compareTo(requestTimeout()) < 0 ? slack : requestTimeout();
   }
@@ -259,11 +291,17 @@ public final class MutexVerticle extends LayerVerticle {
    * queue entry leaves the queue. Nobody holds a grant it was never told of, nor waits in its place.
    */
   private void withdraw(JsonObject body, JsonObject late) {
-    String name = body.getString("name");
-    String owner = body.getString("owner");
+    withdraw(body.getString("name"), body.getString("owner"),
+        MutexWire.isHeld(late) ? FencingToken.parse(late.getString("token")) : null);
+  }
+
+  /**
+   * Undoes a late acquire of {@code name} by {@code owner} (see {@link #withdraw(JsonObject, JsonObject)}):
+   * {@code token} is the grant it got, or null when it only queued. The election's late campaign is undone so.
+   */
+  void withdraw(String name, String owner, FencingToken token) {
     Future<?> undone;
-    if (MutexWire.isHeld(late)) {
-      FencingToken token = FencingToken.parse(late.getString("token"));
+    if (token != null) {
       grants.remove(key(name, owner), new Grant(name, owner, token));
       undone = store(() -> mutexes.release(name, owner, token));
     } else {
@@ -275,7 +313,8 @@ public final class MutexVerticle extends LayerVerticle {
     undone.onComplete(ar -> {
       Throwable e = ar.cause();
       if (e != null) {
-        LOG.warn("could not withdraw the late " + late + " of '" + owner + "' for mutex '" + name
+        LOG.warn("could not withdraw the late " + (token == null ? "queue entry" : "grant " + token) + " of '"
+            + owner + "' for mutex '" + name
             + "' (its requester was told the store did not answer): " + FdbErrors.unwrap(e));
       }
     });
@@ -345,6 +384,11 @@ public final class MutexVerticle extends LayerVerticle {
       return held(name, owner, r.token().get());
     }
     return MutexWire.queued(name, owner, r.position(), r.ticket().map(Versionstamp::getBytes).orElse(null));
+  }
+
+  /** How long a holder has between heartbeats ({@code mutex.leaseMs}). */
+  Duration lease() {
+    return mutexes.options().lease();
   }
 
   private JsonObject held(String name, String owner, FencingToken token) {

@@ -31,7 +31,7 @@ import static io.github.fdbcoord.service.http.HttpResponses.json;
  *
  * <p>This class assembles the server: the filters ({@link HttpFilters}), the routes of each
  * primitive ({@link DirectoryRoutes}, {@link AllocatorRoutes}, {@link InternerRoutes},
- * {@link MutexRoutes}), the dashboard, health and metrics, and the error mapping
+ * {@link MutexRoutes}, {@link ElectionRoutes}), the dashboard, health and metrics, and the error mapping
  * ({@link HttpErrorHandler}).
  */
 public final class HttpVerticle extends VerticleBase {
@@ -42,6 +42,7 @@ public final class HttpVerticle extends VerticleBase {
   private final Function<Path, Future<JsonObject>> backup;
   private HttpServer server;
   private MutexRoutes mutexRoutes;
+  private ElectionRoutes electionRoutes;
   private ClusterMembers members;
   private final Set<WebSocketSession> sessions = ConcurrentHashMap.newKeySet();
 
@@ -105,6 +106,8 @@ public final class HttpVerticle extends VerticleBase {
     new InternerRoutes(forward).mount(router);
     mutexRoutes = new MutexRoutes(vertx, options, forward);
     mutexRoutes.mount(router);
+    electionRoutes = new ElectionRoutes(vertx, options, forward);
+    electionRoutes.mount(router);
     new HttpErrorHandler(router, options.getBodyLimit()).mount();
 
     server = vertx.createHttpServer(new HttpServerOptions()
@@ -131,7 +134,7 @@ public final class HttpVerticle extends VerticleBase {
   }
 
   /**
-   * Answers every waiting acquirer 503 closed (and takes it out of its queue) and closes every
+   * Answers every waiting acquirer and campaign 503 closed (and takes it out of its queue) and closes every
    * WebSocket with 1001 "going away" before the server stops accepting.
    */
   @Override
@@ -139,7 +142,8 @@ public final class HttpVerticle extends VerticleBase {
     if (members != null) {
       members.stop();
     }
-    Future<?> abandoned = mutexRoutes == null ? Future.succeededFuture() : mutexRoutes.close();
+    Future<?> abandoned = Future.join(mutexRoutes == null ? Future.succeededFuture() : mutexRoutes.close(),
+        electionRoutes == null ? Future.succeededFuture() : electionRoutes.close());
     for (WebSocketSession session : new ArrayList<>(sessions)) {
       session.shutdown("the coordination service on this node is stopping");
     }
