@@ -61,6 +61,11 @@ abstract class DashboardBrowserSupport {
   private static final java.util.logging.Logger DEVTOOLS_LOG = java.util.logging.Logger.getLogger("org.openqa.selenium.devtools");
   static ChromeDriver driver;
   private static boolean seleniumCacheExisted;
+  /**
+   * The browser's temporary files: Chromium leaves a directory for its singleton socket in its TMPDIR after it
+   * quits, one per browser started, so its TMPDIR is this directory, removed once the browser is gone.
+   */
+  private static Path browserTemp;
   ServiceFixture f;
 
   @BeforeAll
@@ -74,8 +79,10 @@ abstract class DashboardBrowserSupport {
     DEVTOOLS_LOG.setLevel(Level.SEVERE);
     // Both paths explicit: Selenium only runs Selenium Manager (which downloads) for what it lacks.
     System.setProperty("webdriver.chrome.driver", CHROMEDRIVER);
+    browserTemp = Files.createTempDirectory("fdbcoord-chromium-");
     ChromeDriverService service = new ChromeDriverService.Builder()
-        .usingDriverExecutable(new File(CHROMEDRIVER)).usingAnyFreePort().build();
+        .usingDriverExecutable(new File(CHROMEDRIVER)).usingAnyFreePort()
+        .withEnvironment(Map.of("TMPDIR", browserTemp.toString())).build();
     ChromeOptions options = new ChromeOptions();
     options.setBinary(CHROMIUM);
     options.addArguments("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
@@ -90,9 +97,16 @@ abstract class DashboardBrowserSupport {
   }
 
   @AfterAll
-  static void stopBrowser() {
+  static void stopBrowser() throws IOException {
     if (driver != null) {
       driver.quit();
+    }
+    if (browserTemp != null) {
+      try (var paths = Files.walk(browserTemp)) {
+        for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+          Files.deleteIfExists(path);
+        }
+      }
     }
     assertEquals(seleniumCacheExisted, Files.exists(SELENIUM_CACHE),
         "Selenium Manager ran (it caches its downloads in " + SELENIUM_CACHE + ")");
