@@ -32,13 +32,13 @@ final class FdbLeaderElection implements LeaderElection {
   public CompletableFuture<Leadership> campaign(String election, String candidate, Duration timeout) {
     MutexService.checkName(election, "election");
     MutexService.checkName(candidate, "candidate");
-    return unwrapped(mutexes.acquire(election, candidate, timeout).thenApply(h -> new MutexLeadership(election, h)));
+    return FdbErrors.unwrapped(mutexes.acquire(election, candidate, timeout).thenApply(h -> new MutexLeadership(election, h)));
   }
 
   @Override
   public CompletableFuture<Optional<Leader>> leader(String election) {
     MutexService.checkName(election, "election");
-    return unwrapped(mutexes.state(election).thenApply(state ->
+    return FdbErrors.unwrapped(mutexes.state(election).thenApply(state ->
         state.owner().map(owner -> new Leader(election, owner.owner(), owner.token()))));
   }
 
@@ -60,18 +60,6 @@ final class FdbLeaderElection implements LeaderElection {
     });
   }
 
-  /** {@code f}, failing with its cause itself rather than wrapped by a dependent stage, as the mutex layer's futures do. */
-  private static <T> CompletableFuture<T> unwrapped(CompletableFuture<T> f) {
-    CompletableFuture<T> out = new CompletableFuture<>();
-    f.whenComplete((v, e) -> {
-      if (e == null) {
-        out.complete(v);
-      } else {
-        out.completeExceptionally(FdbErrors.unwrap(e));
-      }
-    });
-    return out;
-  }
 
   private static Optional<Leader> leaderAfter(LockEvent event) {
     return event.owner().map(owner -> new Leader(event.mutex(), owner, event.sequence()));
@@ -161,7 +149,7 @@ final class FdbLeaderElection implements LeaderElection {
 
     @Override
     public CompletableFuture<Void> resign() {
-      return unwrapped(handle.release().thenApply(event -> null));
+      return FdbErrors.unwrapped(handle.release().thenApply(event -> null));
     }
 
     @Override

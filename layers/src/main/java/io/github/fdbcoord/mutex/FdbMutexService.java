@@ -346,12 +346,12 @@ final class FdbMutexService implements MutexService {
     if (limit < 1 || limit > 10_000) {
       throw new IllegalArgumentException("limit must be between 1 and 10000, got " + limit);
     }
-    return unwrapped(db.readAsync(tr -> schema.readEventsFrom(tr, name, from, limit), executor));
+    return FdbErrors.unwrapped(db.readAsync(tr -> schema.readEventsFrom(tr, name, from, limit), executor));
   }
 
   @Override
   public CompletableFuture<FencingToken> currentPosition() {
-    return unwrapped(db.readAsync(tr -> tr.getReadVersion().thenApply(FdbMutexService::positionAfter), executor));
+    return FdbErrors.unwrapped(db.readAsync(tr -> tr.getReadVersion().thenApply(FdbMutexService::positionAfter), executor));
   }
 
   /**
@@ -374,7 +374,7 @@ final class FdbMutexService implements MutexService {
     }
     // The events and the read version in one transaction: every trim this read sees cut below its
     // own read version minus the retention, so a position at or above that lost nothing.
-    return unwrapped(db.readAsync(tr -> schema.readEventsFrom(tr, name, position, limit + 1)
+    return FdbErrors.unwrapped(db.readAsync(tr -> schema.readEventsFrom(tr, name, position, limit + 1)
         .thenCombine(tr.getReadVersion(), (events, readVersion) -> {
           List<LockEvent> newer = events.stream().filter(e -> e.sequence().isNewerThan(position))
               .limit(limit).toList();
@@ -386,7 +386,7 @@ final class FdbMutexService implements MutexService {
   @Override
   public CompletableFuture<Optional<LockEvent>> latestEvent(String name) {
     checkName(name, "mutex name");
-    return unwrapped(db.readAsync(tr -> schema.readLatestEvent(tr, name), executor)).thenApply(Optional::ofNullable);
+    return FdbErrors.unwrapped(db.readAsync(tr -> schema.readLatestEvent(tr, name), executor)).thenApply(Optional::ofNullable);
   }
 
   /**
@@ -401,8 +401,8 @@ final class FdbMutexService implements MutexService {
     }
     AtomicInteger removed = new AtomicInteger();
     String[] after = {null};
-    return unwrapped(AsyncUtil.whileTrue(() ->
-        unwrapped(db.readAsync(tr -> schema.readHeld(tr.snapshot(), after[0], MutexReaper.PAGE), executor))
+    return FdbErrors.unwrapped(AsyncUtil.whileTrue(() ->
+        FdbErrors.unwrapped(db.readAsync(tr -> schema.readHeld(tr.snapshot(), after[0], MutexReaper.PAGE), executor))
             .thenCompose(names -> {
               List<CompletableFuture<Integer>> each = new ArrayList<>();
               for (String n : names) {
@@ -455,7 +455,7 @@ final class FdbMutexService implements MutexService {
     // without: heartbeats rewrite it, and a fenced transaction must not conflict with its own holder's heartbeats.
     CompletableFuture<FencingToken> generationRead = schema.readGeneration(tr, name);
     CompletableFuture<MutexOwner> currentRead = schema.readOwner(tr.snapshot(), name);
-    return unwrapped(generationRead.thenCombine(currentRead, (generation, current) ->
+    return FdbErrors.unwrapped(generationRead.thenCombine(currentRead, (generation, current) ->
         token.equals(generation) && MutexTransitions.isGrant(current, owner, token)
             ? null : MutexTransitions.refusal(name, owner, token, current))
         .thenCompose(refusal -> refusal == null ? CompletableFuture.completedFuture(null)
@@ -478,13 +478,13 @@ final class FdbMutexService implements MutexService {
   @Override
   public CompletableFuture<MutexState> state(String name) {
     checkName(name, "mutex name");
-    return unwrapped(db.readAsync(tr -> readState(tr, name), executor));
+    return FdbErrors.unwrapped(db.readAsync(tr -> readState(tr, name), executor));
   }
 
   @Override
   public CompletableFuture<MutexInspection> inspect(String name) {
     checkName(name, "mutex name");
-    return unwrapped(db.readAsync(tr -> schema.readOwnerBytes(tr, name)
+    return FdbErrors.unwrapped(db.readAsync(tr -> schema.readOwnerBytes(tr, name)
         .thenCombine(schema.readQueue(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED),
             (record, queue) -> new Object[] {record, queue})
         .thenCombine(tr.getReadVersion(), (rq, readVersion) -> {
@@ -511,7 +511,7 @@ final class FdbMutexService implements MutexService {
     if (limit < 1 || limit > 10_000) {
       throw new IllegalArgumentException("limit must be between 1 and 10000, got " + limit);
     }
-    return unwrapped(db.readAsync(tr -> schema.readHeld(tr, after, limit), executor));
+    return FdbErrors.unwrapped(db.readAsync(tr -> schema.readHeld(tr, after, limit), executor));
   }
 
   private CompletableFuture<MutexState> readState(ReadTransaction tr, String name) {
@@ -607,21 +607,9 @@ final class FdbMutexService implements MutexService {
       return first.onError(FdbErrors.unwrap(e)).thenCompose(t -> db.runAsync(hooked, executor));
     }).thenCompose(f -> f);
     committed.whenComplete((r, e) -> first.close());
-    return unwrapped(committed.thenCompose(AfterCommit::resolve));
+    return FdbErrors.unwrapped(committed.thenCompose(AfterCommit::resolve));
   }
 
-  /** The future failing with the cause itself rather than a {@link CompletionException} around it. */
-  static <T> CompletableFuture<T> unwrapped(CompletableFuture<T> f) {
-    CompletableFuture<T> out = new CompletableFuture<>();
-    f.whenComplete((v, e) -> {
-      if (e == null) {
-        out.complete(v);
-      } else {
-        out.completeExceptionally(FdbErrors.unwrap(e));
-      }
-    });
-    return out;
-  }
 
   /**
    * For tests: when set, watchers set no watch (waiting on a future that never completes instead),

@@ -1,5 +1,6 @@
 package io.github.fdbcoord.mutex;
 
+import io.github.fdbcoord.fdb.FdbErrors;
 import com.apple.foundationdb.Transaction;
 import com.apple.foundationdb.tuple.Versionstamp;
 import io.github.fdbcoord.api.FencingToken;
@@ -85,7 +86,7 @@ final class HeartbeatingHandle implements MutexHandle {
 
   @Override
   public CompletableFuture<Void> fence(Transaction tr) {
-    return FdbMutexService.unwrapped(service.fence(tr, name, owner, token).whenComplete((r, e) -> {
+    return FdbErrors.unwrapped(service.fence(tr, name, owner, token).whenComplete((r, e) -> {
       // A grant found ended at a read version stays ended: no later read can find it current again.
       Throwable cause = e instanceof CompletionException ? e.getCause() : e;
       if (cause instanceof MutexException refusal && !released) {

@@ -100,7 +100,7 @@ final class MultiGrant implements MultiMutexHandle {
 
   @Override
   public CompletableFuture<Void> fence(Transaction tr) {
-    return FdbMutexService.unwrapped(
+    return FdbErrors.unwrapped(
         CompletableFuture.allOf(handles.values().stream().map(h -> h.fence(tr)).toArray(CompletableFuture<?>[]::new)));
   }
 

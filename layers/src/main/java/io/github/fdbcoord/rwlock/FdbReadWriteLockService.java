@@ -131,7 +131,7 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
     }
     checkGrant(grant);
     // With a read conflict: the grant key changes only when this grant ends, never on a heartbeat.
-    return unwrapped(schema.readGrant(tr, grant.lock(), grant.owner()).thenCompose(current -> isGrant(current, grant)
+    return FdbErrors.unwrapped(schema.readGrant(tr, grant.lock(), grant.owner()).thenCompose(current -> isGrant(current, grant)
         ? CompletableFuture.<Void>completedFuture(null)
         : CompletableFuture.<Void>failedFuture(notHeld(grant))));
   }
@@ -139,7 +139,7 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
   @Override
   public CompletableFuture<ReadWriteLockState> state(String name) {
     ReadWriteLockSchema.checkName(name, "lock name");
-    return unwrapped(db.readAsync(tr -> schema.readHolders(tr, name)
+    return FdbErrors.unwrapped(db.readAsync(tr -> schema.readHolders(tr, name)
         .thenCombine(schema.readQueue(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED), (holders, queue) ->
             new ReadWriteLockState(name, holders.stream().map(h -> h.toGrant(name)).toList(),
                 queue.stream().map(w -> new ReadWriteLockState.Request(w.owner(), w.mode())).toList())), executor));
@@ -542,7 +542,7 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
       return;
     }
     String after = reapAfter;
-    unwrapped(db.readAsync(tr -> schema.readActive(tr.snapshot(), after, REAPER_PAGE), executor))
+    FdbErrors.unwrapped(db.readAsync(tr -> schema.readActive(tr.snapshot(), after, REAPER_PAGE), executor))
         .thenCompose(names -> {
           reapAfter = names.size() < REAPER_PAGE ? null : names.get(names.size() - 1);
           List<CompletableFuture<Integer>> each = new ArrayList<>(names.size());
@@ -579,21 +579,9 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
 
   /** Runs {@code body} in the database's retry loop on this service's executor, then resolves its result. */
   <T> CompletableFuture<T> transact(Function<Transaction, CompletableFuture<Stamped<T>>> body) {
-    return unwrapped(db.runAsync(body, executor).thenCompose(Stamped::resolve));
+    return FdbErrors.unwrapped(db.runAsync(body, executor).thenCompose(Stamped::resolve));
   }
 
-  /** The future failing with the cause itself rather than a {@code CompletionException} around it. */
-  static <T> CompletableFuture<T> unwrapped(CompletableFuture<T> f) {
-    CompletableFuture<T> out = new CompletableFuture<>();
-    f.whenComplete((v, e) -> {
-      if (e == null) {
-        out.complete(v);
-      } else {
-        out.completeExceptionally(FdbErrors.unwrap(e));
-      }
-    });
-    return out;
-  }
 
   ScheduledExecutorService scheduler() {
     return scheduler;

@@ -123,7 +123,7 @@ final class FdbSemaphoreService implements SemaphoreService {
   @Override
   public CompletableFuture<Void> fence(Transaction tr, String name, String owner, FencingToken token) {
     checkGrant(name, owner, token);
-    return unwrapped(schema.readHolder(tr, name, owner).thenApply(current -> {
+    return FdbErrors.unwrapped(schema.readHolder(tr, name, owner).thenApply(current -> {
       if (!token.equals(current)) {
         throw SemaphoreException.notHeld(name, owner);
       }
@@ -134,7 +134,7 @@ final class FdbSemaphoreService implements SemaphoreService {
   @Override
   public CompletableFuture<SemaphoreState> state(String name) {
     checkName(name, "semaphore name");
-    return unwrapped(db.readAsync(tr -> {
+    return FdbErrors.unwrapped(db.readAsync(tr -> {
       CompletableFuture<Integer> permits = schema.readPermits(tr, name);
       CompletableFuture<List<Holder>> holders = schema.readHolders(tr, name);
       CompletableFuture<List<Waiter>> queue = schema.readQueue(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED);
@@ -285,21 +285,9 @@ final class FdbSemaphoreService implements SemaphoreService {
   }
 
   <T> CompletableFuture<T> transact(Function<Transaction, CompletableFuture<T>> body) {
-    return unwrapped(db.runAsync(body, executor));
+    return FdbErrors.unwrapped(db.runAsync(body, executor));
   }
 
-  /** The future failing with the cause itself rather than a {@code CompletionException} around it. */
-  static <T> CompletableFuture<T> unwrapped(CompletableFuture<T> f) {
-    CompletableFuture<T> out = new CompletableFuture<>();
-    f.whenComplete((v, e) -> {
-      if (e == null) {
-        out.complete(v);
-      } else {
-        out.completeExceptionally(FdbErrors.unwrap(e));
-      }
-    });
-    return out;
-  }
 
   private static void checkPermits(int permits) {
     if (permits < 1 || permits > MAX_PERMITS) {
@@ -580,7 +568,7 @@ final class FdbSemaphoreService implements SemaphoreService {
     }
 
     private CompletableFuture<Void> reap(String name, Set<String> visited) {
-      return unwrapped(db.readAsync(tr -> {
+      return FdbErrors.unwrapped(db.readAsync(tr -> {
         ReadTransaction snap = tr.snapshot();
         CompletableFuture<List<Holder>> holdersRead = schema.readHolders(snap, name);
         CompletableFuture<List<Waiter>> queueRead = schema.readQueue(snap, name, ReadTransaction.ROW_LIMIT_UNLIMITED);

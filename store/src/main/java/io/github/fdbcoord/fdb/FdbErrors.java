@@ -152,6 +152,22 @@ public final class FdbErrors {
     return cur;
   }
 
+  /**
+   * A future completed as {@code f} is, but failing with the cause itself (see {@link #unwrap}) rather than a
+   * {@code CompletionException} around it: what the layers' public futures fail with.
+   */
+  public static <T> java.util.concurrent.CompletableFuture<T> unwrapped(java.util.concurrent.CompletableFuture<T> f) {
+    java.util.concurrent.CompletableFuture<T> out = new java.util.concurrent.CompletableFuture<>();
+    f.whenComplete((v, e) -> {
+      if (e == null) {
+        out.complete(v);
+      } else {
+        out.completeExceptionally(unwrap(e));
+      }
+    });
+    return out;
+  }
+
   /** The {@link FDBException} behind {@code t} (see {@link #unwrap}), or null when it is something else. */
   public static FDBException fdbException(Throwable t) {
     Throwable cause = unwrap(t);
