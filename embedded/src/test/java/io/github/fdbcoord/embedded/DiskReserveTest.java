@@ -158,7 +158,9 @@ class DiskReserveTest {
           } catch (IOException e) {
             throw new AssertionError(e);
           }
-          Thread.onSpinWait();
+          // A sample every 0.2 ms: the engine's writes that take space (a flush's or a compaction's output) last
+          // milliseconds at least, and spinning took a whole core from the test JVM beside it on a 2-core machine.
+          java.util.concurrent.locks.LockSupport.parkNanos(200_000);
         }
       }, "free-space-low");
       thread.setDaemon(true);

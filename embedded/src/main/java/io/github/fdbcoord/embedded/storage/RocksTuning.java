@@ -97,6 +97,10 @@ public final class RocksTuning {
         .setCreateMissingColumnFamilies(true)
         // The data and the durable-version record must reach disk together.
         .setAtomicFlush(true)
+        // The storage flushes when the engine asks (with writes allowed to stall), and the commit log keeps what
+        // it did not flush. RocksDB's own flush at shutdown waits until a flush would not stop writes: while
+        // compactions wait for room on a nearly full disk, that was for ever, and the close with it.
+        .setAvoidFlushDuringShutdown(true)
         .setMaxBackgroundJobs(2)
         .setBytesPerSync(1L << 20)
         .setKeepLogFileNum(3);
