@@ -207,6 +207,35 @@ class FailureDetectionTest {
     nextB.release();
   }
 
+  /**
+   * A dead node's port can be taken at once by another process (CI runs several test JVMs whose servers listen on
+   * ephemeral ports): a reconnect then reached that process, which kept the connection, and neither surviving
+   * node suspected the dead one, so its lock waited out the lease (one fresh-clone run in eight). The server here
+   * answers as another cluster's detector would.
+   */
+  @Test
+  void aCrashedNodeWhosePortAnotherProcessTookIsStillEvictedWithinTheSuspicionWindow() throws Exception {
+    FdbClusterManager a = join(longLease());
+    FdbClusterManager b = join(longLease());
+    io.vertx.core.net.NetServer other = vertx.createNetServer().connectHandler(s -> s.write("another-clusters-node\n"));
+    int otherPort = other.listen(0, "localhost").toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).actualPort();
+    try {
+      waitUntil("A connected to B's detector", () -> StoreProbe.detectorConnections(b.detector())[0] >= 1, Duration.ofSeconds(10));
+      // B's port now leads to the other process: A's reconnect after the crash reaches it.
+      StoreProbe.publishDetectorPort(a.store(), b.getNodeId(), otherPort);
+
+      long crashed = System.nanoTime();
+      FaultInjection.crash(b);
+      waitUntil("A sees B evicted", () -> leftSeen.get(a.getNodeId()).containsKey(b.getNodeId()), LONG_LEASE.multipliedBy(2));
+      long evicted = TimeUnit.NANOSECONDS.toMillis(leftSeen.get(a.getNodeId()).get(b.getNodeId()) - crashed);
+      assertTrue(evicted < LONG_LEASE.toMillis() / 2, "B evicted " + evicted + " ms after its crash, long before the "
+          + LONG_LEASE + " lease (the suspicion window is 500 ms)");
+      assertEquals(List.of(a.getNodeId()), a.getNodes());
+    } finally {
+      other.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+  }
+
   @Test
   void aNodeThatCrashesDuringItsJoinIsEvictedByItsPeersBeforeItsLease() throws Exception {
     FdbClusterManager a = join(longLease());

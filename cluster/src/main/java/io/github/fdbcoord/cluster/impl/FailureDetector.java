@@ -41,7 +41,11 @@ import java.util.function.Predicate;
  *
  * <p>The server listens on the event bus's host only, and keeps only connections it can attribute
  * to a member: a connector sends its node id and a newline first, and a connection whose id is no
- * member's, or that says nothing within {@link #HANDSHAKE_MILLIS}, is closed. At most
+ * member's, or that says nothing within {@link #HANDSHAKE_MILLIS}, is closed. The server names its
+ * own node the same way as soon as it accepts, and a connector keeps a connection only once the
+ * node it meant answered: a dead node's port may be taken at once by another process (another
+ * cluster's detector, any server), which accepts the connection but is not the node, so that answer
+ * (another id, or a close before any) raises the suspicion as a refused connection does. At most
  * {@link #CONNECTIONS_PER_MEMBER} connections per member plus {@link #SPARE_CONNECTIONS} are open
  * at a time (a connection beyond is closed at once), so a flood of connections cannot use up the
  * process's file descriptors.
@@ -108,6 +112,7 @@ public final class FailureDetector {
     }
     accepted.add(socket);
     socket.closeHandler(v -> accepted.remove(socket));
+    socket.write(nodeId + "\n");
     long timer = vertx.setTimer(HANDSHAKE_MILLIS, t -> socket.close());
     Buffer first = Buffer.buffer();
     AtomicBoolean named = new AtomicBoolean();
@@ -124,7 +129,7 @@ public final class FailureDetector {
         return;
       }
       named.set(true);
-      String peer = first.getString(0, end, StandardCharsets.UTF_8.name()).strip();
+      String peer = firstLine(first, end);
       isMemberAnywhere(peer).whenComplete((member, err) -> vertx.runOnContext(v -> {
         if (Boolean.TRUE.equals(member)) {
           vertx.cancelTimer(timer);
@@ -133,6 +138,10 @@ public final class FailureDetector {
         }
       }));
     });
+  }
+
+  private static String firstLine(Buffer b, int end) {
+    return b.getString(0, end, StandardCharsets.UTF_8.name()).strip();
   }
 
   private static int indexOfNewline(Buffer b) {
@@ -262,8 +271,31 @@ public final class FailureDetector {
             socket.close();
             return;
           }
-          socket.handler(b -> { });
-          socket.closeHandler(v -> lost(peer, socket));
+          String where = host + ":" + address.port();
+          AtomicBoolean answered = new AtomicBoolean();
+          Buffer answer = Buffer.buffer();
+          socket.handler(b -> {
+            if (answered.get()) {
+              return;
+            }
+            answer.appendBuffer(b);
+            int end = indexOfNewline(answer);
+            if (end < 0 && answer.length() <= MAX_HANDSHAKE_BYTES) {
+              return;
+            }
+            answered.set(true);
+            String who = end < 0 ? "" : firstLine(answer, end);
+            if (!who.equals(peer)) {
+              notThePeer(peer, socket, where + " answered as " + (who.isEmpty() ? "no node" : "node " + who));
+            }
+          });
+          socket.closeHandler(v -> {
+            if (answered.get()) {
+              lost(peer, socket);
+            } else {
+              notThePeer(peer, socket, "a connection to " + where + " closed before the node answered");
+            }
+          });
           socket.write(nodeId + "\n");
         } else {
           suspect(peer, "cannot connect to " + host + ":" + address.port() + " (" + ar.cause().getMessage() + ")");
@@ -301,6 +333,17 @@ public final class FailureDetector {
   }
 
   /**
+   * The connection reached something that is not the peer (a live peer's detector holds its port and
+   * answers with its id): the peer's process is gone, as a refused connection says. Suspected, not
+   * reconnected at once: a foreign server that closes each connection would be reconnected to for ever.
+   */
+  private void notThePeer(String peer, NetSocket socket, String why) {
+    peers.remove(peer, socket);
+    socket.close();
+    suspect(peer, why);
+  }
+
+  /**
    * Records the suspicion with the peer's record as it is now, then, after the window, evicts the
    * peer unless that record changed (the peer refuted or heartbeat meanwhile). A refuted peer is
    * connected to again, and suspected again if that still fails.
@@ -320,6 +363,11 @@ public final class FailureDetector {
     })).whenComplete((record, err) -> {
       if (err != null || record == null) {
         suspected.remove(peer);
+        if (err != null && !state.stopped()) {
+          // The store could not take the suspicion: connecting again tells again whether the peer is gone.
+          log.warn("node " + me + " could not record its suspicion of node " + peer + ", trying again: " + FdbErrors.unwrap(err));
+          later(RETRY_MILLIS, () -> connect(peer));
+        }
         return;
       }
       log.warn("node " + me + " suspects node " + peer + ": " + why + "; evicting it in " + window.toMillis()

@@ -35,6 +35,14 @@ public final class StoreProbe {
         .thenApply(e -> e == null ? null : e.value())).join();
   }
 
+  /** Publishes {@code port} as node {@code nodeId}'s detector port, as if its detector had moved there. */
+  public static void publishDetectorPort(ClusterStore store, String nodeId, int port) {
+    store.run(tr -> {
+      store.schema().writeProbePort(tr, nodeId, port);
+      return java.util.concurrent.CompletableFuture.completedFuture(null);
+    }).join();
+  }
+
   /** The host and port {@code detector}'s server listens on. */
   public static String detectorAddress(FailureDetector detector) {
     return detector.host() + ":" + detector.port();
