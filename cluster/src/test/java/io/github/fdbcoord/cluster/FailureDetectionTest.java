@@ -220,7 +220,8 @@ class FailureDetectionTest {
     io.vertx.core.net.NetServer other = vertx.createNetServer().connectHandler(s -> s.write("another-clusters-node\n"));
     int otherPort = other.listen(0, "localhost").toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).actualPort();
     try {
-      waitUntil("A connected to B's detector", () -> StoreProbe.detectorConnections(b.detector())[0] >= 1, Duration.ofSeconds(10));
+      waitUntil("A connected to B's detector", () -> StoreProbe.detectorPeers(a.detector()).contains(b.getNodeId()),
+          Duration.ofSeconds(10));
       // B's port now leads to the other process: A's reconnect after the crash reaches it.
       StoreProbe.publishDetectorPort(a.store(), b.getNodeId(), otherPort);
 

@@ -178,6 +178,11 @@ public final class FailureDetector {
     return CONNECTIONS_PER_MEMBER * members + SPARE_CONNECTIONS;
   }
 
+  /** The peers this node holds a connection to now (answered or not yet). */
+  Set<String> connectedPeers() {
+    return Set.copyOf(peers.keySet());
+  }
+
   /** The connections the server holds open now (named or still in their handshake). */
   int acceptedConnections() {
     return accepted.size();
@@ -264,7 +269,10 @@ public final class FailureDetector {
         return; // a peer without a detector
       }
       String host = address.host() == null ? "localhost" : address.host();
-      client.connect(address.port(), host).onComplete(ar -> {
+      // Connected from the detector's event loop, so the handlers below are set before that loop can see the
+      // connection close: from a store thread, the completion could run after the close, whose handler was then
+      // never called, and the dead peer's socket stayed in the map, never suspected.
+      vertx.runOnContext(onLoop -> client.connect(address.port(), host).onComplete(ar -> {
         if (ar.succeeded()) {
           NetSocket socket = ar.result();
           if (state.stopped() || !isMember.test(peer) || peers.putIfAbsent(peer, socket) != null) {
@@ -300,7 +308,7 @@ public final class FailureDetector {
         } else {
           suspect(peer, "cannot connect to " + host + ":" + address.port() + " (" + ar.cause().getMessage() + ")");
         }
-      });
+      }));
     }).exceptionally(e -> {
       if (!state.stopped()) {
         log.debug("node " + nodeId + ": no address for " + peer + " yet: " + FdbErrors.unwrap(e));

@@ -43,6 +43,11 @@ public final class StoreProbe {
     }).join();
   }
 
+  /** The peers {@code detector}'s node holds a connection to now. */
+  public static java.util.Set<String> detectorPeers(FailureDetector detector) {
+    return detector.connectedPeers();
+  }
+
   /** The host and port {@code detector}'s server listens on. */
   public static String detectorAddress(FailureDetector detector) {
     return detector.host() + ":" + detector.port();
