@@ -10,6 +10,7 @@ import io.github.fdbcoord.mutex.MutexService;
 import io.github.fdbcoord.mutex.MutexSubscription;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
@@ -32,7 +33,15 @@ final class FdbLeaderElection implements LeaderElection {
   public CompletableFuture<Leadership> campaign(String election, String candidate, Duration timeout) {
     MutexService.checkName(election, "election");
     MutexService.checkName(candidate, "candidate");
-    return FdbErrors.unwrapped(mutexes.acquire(election, candidate, timeout).thenApply(h -> new MutexLeadership(election, h)));
+    CompletableFuture<MutexHandle> acquiring = mutexes.acquire(election, candidate, timeout);
+    CompletableFuture<Leadership> campaign = FdbErrors.unwrapped(acquiring.thenApply(h -> new MutexLeadership(election, h)));
+    // Cancelling the campaign withdraws the candidate (the acquire resigns a leadership that raced the cancel).
+    campaign.whenComplete((l, e) -> {
+      if (campaign.isCancelled()) {
+        acquiring.cancel(false);
+      }
+    });
+    return campaign;
   }
 
   @Override
@@ -155,6 +164,16 @@ final class FdbLeaderElection implements LeaderElection {
     @Override
     public CompletableFuture<MutexException> lost() {
       return handle.lost();
+    }
+
+    @Override
+    public CompletableFuture<Void> confirm() {
+      return FdbErrors.unwrapped(handle.heartbeat().thenApply(owner -> null));
+    }
+
+    @Override
+    public OptionalLong exclusiveUntilNanos() {
+      return handle.exclusiveUntilNanos();
     }
 
     @Override

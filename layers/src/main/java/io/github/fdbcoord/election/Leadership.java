@@ -3,6 +3,7 @@ package io.github.fdbcoord.election;
 import com.apple.foundationdb.Transaction;
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.mutex.MutexException;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -35,4 +36,16 @@ public interface Leadership {
    * completes after {@link #resign()}.
    */
   CompletableFuture<MutexException> lost();
+
+  /**
+   * Heartbeats now (the leadership heartbeats on its own too), so that {@link #exclusiveUntilNanos()} is known at
+   * once; a refusal completes {@link #lost()}.
+   */
+  CompletableFuture<Void> confirm();
+
+  /**
+   * Until when, on {@link System#nanoTime()}, no other candidate can lead in this election (see
+   * {@code MutexHandle.exclusiveUntilNanos}); empty until a heartbeat committed.
+   */
+  OptionalLong exclusiveUntilNanos();
 }

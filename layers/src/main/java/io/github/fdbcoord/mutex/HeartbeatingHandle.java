@@ -8,6 +8,7 @@ import io.github.fdbcoord.api.LockEvent;
 import io.github.fdbcoord.api.MutexOwner;
 
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;
@@ -28,6 +29,9 @@ final class HeartbeatingHandle implements MutexHandle {
   private final CompletableFuture<MutexException> lost = new CompletableFuture<>();
   private volatile boolean released;
   private volatile ScheduledFuture<?> next;
+  /** See {@link #exclusiveUntilNanos()}; guarded by {@code this}. */
+  private boolean confirmed;
+  private long exclusiveUntil;
 
   HeartbeatingHandle(FdbMutexService service, String name, String owner, FencingToken token, Versionstamp ticket) {
     this.service = service;
@@ -76,7 +80,11 @@ final class HeartbeatingHandle implements MutexHandle {
 
   @Override
   public CompletableFuture<MutexOwner> heartbeat() {
+    long started = System.nanoTime();
     return service.heartbeat(name, owner, token).whenComplete((r, e) -> {
+      if (e == null) {
+        confirmedAt(started);
+      }
       if (e instanceof MutexException && !released) {
         stopHeartbeats();
         lost.complete((MutexException) e);
@@ -99,6 +107,19 @@ final class HeartbeatingHandle implements MutexHandle {
   @Override
   public CompletableFuture<MutexException> lost() {
     return lost;
+  }
+
+  private synchronized void confirmedAt(long startedNanos) {
+    long until = startedNanos + service.options().lease().toNanos();
+    if (!confirmed || until - exclusiveUntil > 0) {
+      exclusiveUntil = until;
+      confirmed = true;
+    }
+  }
+
+  @Override
+  public synchronized OptionalLong exclusiveUntilNanos() {
+    return confirmed ? OptionalLong.of(exclusiveUntil) : OptionalLong.empty();
   }
 
   void startHeartbeats() {

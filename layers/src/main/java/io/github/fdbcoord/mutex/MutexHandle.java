@@ -6,6 +6,7 @@ import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.api.LockEvent;
 import io.github.fdbcoord.api.MutexOwner;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -43,4 +44,18 @@ public interface MutexHandle {
    * reaper evicted this owner). Never completes for a grant released through {@link #release()}.
    */
   CompletableFuture<MutexException> lost();
+
+  /**
+   * Until when, on this process's {@link System#nanoTime()} clock, no other owner can have been given this grant:
+   * the start of the last heartbeat that committed, plus the lease. A reaper hands a mutex on only once the owner
+   * record has stayed unchanged for a lease from when that reaper first saw it, which is after that heartbeat
+   * committed, so while the processes' monotonic clocks run at one rate and every service of the directory has the
+   * same lease, the grant is this handle's alone before this instant. Empty until a heartbeat committed (call
+   * {@link #heartbeat()} to learn it at once). A holder that must never overlap its successor (a singleton) stops
+   * its work before this instant: {@link #lost()} tells only what a heartbeat could read, and a holder cut off from
+   * the store reads nothing.
+   */
+  default OptionalLong exclusiveUntilNanos() {
+    return OptionalLong.empty();
+  }
 }

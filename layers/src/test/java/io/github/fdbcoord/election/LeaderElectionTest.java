@@ -121,6 +121,42 @@ class LeaderElectionTest {
   }
 
   @Test
+  void aCancelledCampaignWithdrawsTheCandidate() throws Exception {
+    LeaderElection e = process();
+    Leadership a = await(e.campaign("jobs", "a", null));
+    CompletableFuture<Leadership> b = e.campaign("jobs", "b", null);
+    LeaderElection observer = process();
+    MutexService mutexes = await(MutexService.open(db, MutexOptions.builder().directory(directory).reaperEnabled(false).build()));
+    try {
+      eventually("b waits in line", () -> await(mutexes.state("jobs")).queue().size() == 1);
+      assertTrue(b.cancel(false));
+      eventually("b left the line", () -> await(mutexes.state("jobs")).queue().isEmpty());
+      await(a.resign());
+      assertEquals(Optional.empty(), await(observer.leader("jobs")), "the cancelled candidate was not made leader");
+    } finally {
+      mutexes.close();
+    }
+  }
+
+  @Test
+  void aLeadershipIsExclusiveUntilALeaseAfterItsLastConfirmedHeartbeatBegan() {
+    // Scheduled heartbeats far apart: the first comes long after the test's own.
+    Duration lease = Duration.ofSeconds(60);
+    LeaderElection e = process(lease, Duration.ofSeconds(15));
+    Leadership a = await(e.campaign("jobs", "a", null));
+    assertTrue(a.exclusiveUntilNanos().isEmpty(), "unknown until a heartbeat committed");
+    long before = System.nanoTime();
+    await(a.confirm());
+    long after = System.nanoTime();
+    long until = a.exclusiveUntilNanos().orElseThrow();
+    assertTrue(until - (before + lease.toNanos()) >= 0 && (after + lease.toNanos()) - until >= 0,
+        "a lease from the start of the confirming heartbeat: " + (until - before) / 1_000_000 + " ms after it began");
+    await(a.confirm());
+    assertTrue(a.exclusiveUntilNanos().orElseThrow() - until >= 0, "a later heartbeat never shortens it");
+    await(a.resign());
+  }
+
+  @Test
   void anObserverIsToldTheLeaderThenEveryChangeInEpochOrder() throws Exception {
     MutexService mutexes = await(MutexService.open(db, MutexOptions.builder().directory(directory).build()));
     LeaderElection e = LeaderElection.over(mutexes);
