@@ -106,10 +106,12 @@ public final class ClusterSingleton {
     return s;
   }
 
-  /** The leadership this node holds while its instance runs (to fence transactions with its epoch). */
+  /**
+   * The leadership this node holds while it leads (from just before its instance starts until just after it stops),
+   * to fence transactions with its epoch.
+   */
   public Optional<Leadership> leadership() {
-    Leadership l = leadership;
-    return deploymentId == null || l == null ? Optional.empty() : Optional.of(l);
+    return Optional.ofNullable(leadership);
   }
 
   /** The deployment id of this node's instance while it runs. */
