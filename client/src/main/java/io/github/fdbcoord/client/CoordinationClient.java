@@ -142,6 +142,11 @@ public final class CoordinationClient {
     return WireProtocol.electionAddress(prefix);
   }
 
+  /** The fenced semaphore's address ({@code <prefix>.semaphore}). */
+  public String semaphoreAddress() {
+    return WireProtocol.semaphoreAddress(prefix);
+  }
+
   /** Sends {@code action} with {@code body} to {@code address}: the untyped form of every method here. */
   public Future<JsonObject> request(String address, String action, JsonObject body) {
     return request(address, action, body, sendTimeoutMs);

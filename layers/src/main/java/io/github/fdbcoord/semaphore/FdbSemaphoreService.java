@@ -88,11 +88,98 @@ final class FdbSemaphoreService implements SemaphoreService {
             return (SemaphoreHandle) startHandle(name, owner, token);
           });
     }
+    Waiting w = startWaiting(name, permits, owner, timeout);
+    CompletableFuture<SemaphoreHandle> handle = new CompletableFuture<>();
+    w.result.whenComplete((token, e) -> {
+      if (e != null) {
+        handle.completeExceptionally(e);
+        return;
+      }
+      Handle h = startHandle(name, owner, token);
+      if (!handle.complete(h)) {
+        h.release(); // the caller cancelled as the grant came: nobody will use it
+      }
+    });
+    // The caller's cancellation ends the wait (its queue entry leaves, a grant that raced it is released).
+    handle.whenComplete((h, e) -> {
+      if (e != null) {
+        w.result.cancel(false);
+      }
+    });
+    return handle;
+  }
+
+  @Override
+  public SemaphoreWait awaitGrant(String name, int permits, String owner, Duration timeout) {
+    checkName(name, "semaphore name");
+    checkName(owner, "owner");
+    checkPermits(permits);
+    if (timeout != null && timeout.isNegative()) {
+      throw new IllegalArgumentException("timeout must not be negative, got " + timeout);
+    }
+    if (closed) {
+      return new TriedOnce(name, owner, CompletableFuture.failedFuture(SemaphoreException.closed(name)));
+    }
+    if (timeout != null && timeout.isZero()) {
+      return new TriedOnce(name, owner, transact(tr -> acquireIn(tr, name, permits, owner, false, false))
+          .thenCompose(this::tokenOf).thenApply(token -> {
+            if (token == null) {
+              throw timedOut(name, owner, timeout);
+            }
+            return token;
+          }));
+    }
+    return startWaiting(name, permits, owner, timeout);
+  }
+
+  private Waiting startWaiting(String name, int permits, String owner, Duration timeout) {
     Waiting w = new Waiting(name, permits, owner, timeout);
     waits.add(w);
-    w.result.whenComplete((h, e) -> waits.remove(w));
+    w.result.whenComplete((token, e) -> waits.remove(w));
     w.pass();
-    return w.result;
+    return w;
+  }
+
+  /** The wait of an {@link #awaitGrant} with a zero timeout: one transaction, never queued. */
+  private final class TriedOnce implements SemaphoreWait {
+    private final String name;
+    private final String owner;
+    private final CompletableFuture<FencingToken> attempt;
+    private final CompletableFuture<FencingToken> granted = new CompletableFuture<>();
+
+    TriedOnce(String name, String owner, CompletableFuture<FencingToken> attempt) {
+      this.name = name;
+      this.owner = owner;
+      this.attempt = attempt;
+      attempt.whenComplete((token, e) -> {
+        if (e != null) {
+          granted.completeExceptionally(FdbErrors.unwrap(e));
+        } else if (!granted.complete(token)) {
+          release(name, owner, token); // cancelled while the transaction ran: nobody will use the grant
+        }
+      });
+    }
+
+    @Override
+    public String name() {
+      return name;
+    }
+
+    @Override
+    public String owner() {
+      return owner;
+    }
+
+    @Override
+    public CompletableFuture<FencingToken> granted() {
+      return granted;
+    }
+
+    @Override
+    public CompletableFuture<Boolean> cancel() {
+      boolean ended = granted.cancel(false);
+      return attempt.handle((token, e) -> ended);
+    }
   }
 
   @Override
@@ -322,13 +409,15 @@ final class FdbSemaphoreService implements SemaphoreService {
    * (or makes) its queue entry and watches the generation key; the next pass runs when the watch fires, after a
    * heartbeat interval at most, or at the deadline.
    */
-  private final class Waiting {
+  private final class Waiting implements SemaphoreWait {
     final String name;
     final int permits;
     final String owner;
     final Duration timeout;
     final long deadline;
-    final CompletableFuture<SemaphoreHandle> result = new CompletableFuture<>();
+    final CompletableFuture<FencingToken> result = new CompletableFuture<>();
+    /** Completes once a wait that ended without a grant has left the queue (and released a grant that raced it). */
+    private final CompletableFuture<Void> left = new CompletableFuture<>();
     /** Completed to end the current wait between passes (by its timer, or when the result completes). */
     private volatile CompletableFuture<Void> wake;
 
@@ -346,9 +435,37 @@ final class FdbSemaphoreService implements SemaphoreService {
         if (e != null && !(e instanceof SemaphoreException && ((SemaphoreException) e).kind() == Kind.TIMED_OUT)) {
           // Cancelled, closed or failed: leave the queue; a grant that raced the failure is released.
           leaveUnlessGranted(name, owner).thenCompose(token -> token == null ? CompletableFuture.completedFuture(null)
-              : release(name, owner, token));
+              : release(name, owner, token)).whenComplete((v, e2) -> {
+                if (e2 != null) {
+                  left.completeExceptionally(FdbErrors.unwrap(e2));
+                } else {
+                  left.complete(null);
+                }
+              });
+        } else {
+          left.complete(null);
         }
       });
+    }
+
+    @Override
+    public String name() {
+      return name;
+    }
+
+    @Override
+    public String owner() {
+      return owner;
+    }
+
+    @Override
+    public CompletableFuture<FencingToken> granted() {
+      return result;
+    }
+
+    @Override
+    public CompletableFuture<Boolean> cancel() {
+      return result.cancel(false) ? left.thenApply(v -> true) : CompletableFuture.completedFuture(false);
     }
 
     void pass() {
@@ -409,9 +526,8 @@ final class FdbSemaphoreService implements SemaphoreService {
     }
 
     private void deliver(FencingToken token) {
-      Handle h = startHandle(name, owner, token);
-      if (!result.complete(h)) {
-        h.release();
+      if (!result.complete(token)) {
+        release(name, owner, token); // the wait ended meanwhile (cancelled, closed): nobody will use the grant
       }
     }
   }

@@ -49,6 +49,13 @@ public interface SemaphoreService extends AutoCloseable {
    */
   CompletableFuture<SemaphoreHandle> acquire(String name, int permits, String owner, Duration timeout);
 
+  /**
+   * Waits for a permit as {@link #acquire} does, but hands the grant over as a bare token that nothing heartbeats:
+   * for a holder elsewhere (a service's remote requester) that heartbeats it itself and whose grant must lapse after
+   * the lease when it goes away. Same arguments and refusals as {@link #acquire}.
+   */
+  SemaphoreWait awaitGrant(String name, int permits, String owner, Duration timeout);
+
   /** Ends {@code owner}'s grant {@code token}; the first waiter gets the permit in the same transaction. */
   CompletableFuture<Void> release(String name, String owner, FencingToken token);
 

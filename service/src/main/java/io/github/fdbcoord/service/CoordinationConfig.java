@@ -1,6 +1,7 @@
 package io.github.fdbcoord.service;
 
 import io.github.fdbcoord.client.wire.WireProtocol;
+import io.github.fdbcoord.semaphore.SemaphoreOptions;
 import io.github.fdbcoord.service.eventbus.LayerVerticle;
 import io.github.fdbcoord.service.http.HttpOptions;
 import io.github.fdbcoord.store.StoreOptions;
@@ -37,6 +38,7 @@ import java.util.Set;
  *            "departedRetentionMs": 300000, "maxDepartedNodes": 100},
  *   "mutex": {"leaseMs": 10000, "heartbeatIntervalMs": 2000, "reaperIntervalMs": 1000,
  *             "maxAcquireTimeoutMs": 300000, "eventRetentionMs": 60000, "maxWatched": 1000},
+ *   "semaphore": {"leaseMs": 10000, "heartbeatIntervalMs": 2000, "reaperIntervalMs": 1000, "maxQueueLength": 1000},
  *   "interner": {"maxBatchSize": 1000, "cacheMaxBytes": 67108864},
  *   "directory": {"cacheSize": 10000, "maxPageSize": 1000}
  * }
@@ -74,6 +76,10 @@ public final class CoordinationConfig {
   private final int maxQueueLength;
   private final Duration watchLease;
   private final String hostId;
+  private final Duration semaphoreLease;
+  private final Duration semaphoreHeartbeatInterval;
+  private final Duration semaphoreReaperInterval;
+  private final int semaphoreMaxQueueLength;
   private final int maxBatchSize;
   private final long internerCacheMaxBytes;
   private final long directoryCacheSize;
@@ -153,6 +159,21 @@ public final class CoordinationConfig {
     // A data directory is opened by one process at a time: it names this host across its restarts.
     this.hostId = host != null ? host : store.dataDirectory() != null
         ? "embedded:" + store.dataDirectory().toAbsolutePath().normalize() : null;
+    JsonObject semaphore = object(json, "semaphore");
+    // The layer's own defaults: the service changes nothing about a semaphore unless configured to.
+    SemaphoreOptions layer = SemaphoreOptions.defaults();
+    this.semaphoreLease = Duration.ofMillis(longValue(semaphore, "semaphore.leaseMs", "leaseMs",
+        layer.lease().toMillis(), 1, Long.MAX_VALUE));
+    this.semaphoreHeartbeatInterval = Duration.ofMillis(longValue(semaphore, "semaphore.heartbeatIntervalMs",
+        "heartbeatIntervalMs", layer.heartbeatInterval().toMillis(), 1, Long.MAX_VALUE));
+    this.semaphoreReaperInterval = Duration.ofMillis(longValue(semaphore, "semaphore.reaperIntervalMs",
+        "reaperIntervalMs", layer.reaperInterval().toMillis(), 1, Long.MAX_VALUE));
+    this.semaphoreMaxQueueLength = intValue(semaphore, "semaphore.maxQueueLength", "maxQueueLength",
+        layer.maxQueueLength(), 1, 1_000_000);
+    if (semaphoreHeartbeatInterval.compareTo(semaphoreLease) >= 0) {
+      throw new IllegalArgumentException("semaphore.heartbeatIntervalMs (" + semaphoreHeartbeatInterval.toMillis()
+          + ") must be shorter than semaphore.leaseMs (" + semaphoreLease.toMillis() + ")");
+    }
     JsonObject interner = object(json, "interner");
     this.maxBatchSize = intValue(interner, "interner.maxBatchSize", "maxBatchSize", 1000, 1, 1_000_000);
     this.internerCacheMaxBytes = longValue(interner, "interner.cacheMaxBytes", "cacheMaxBytes", 64L << 20, 0,
@@ -273,6 +294,21 @@ public final class CoordinationConfig {
   /** Address of leader election ({@code <prefix>.election}). */
   public String electionAddress() {
     return WireProtocol.electionAddress(addressPrefix);
+  }
+
+  /** Address of the fenced semaphore ({@code <prefix>.semaphore}). */
+  public String semaphoreAddress() {
+    return WireProtocol.semaphoreAddress(addressPrefix);
+  }
+
+  /**
+   * The semaphore layer's options from the {@code semaphore} section (lease, heartbeat and reaper intervals, queue
+   * length), in {@code directory}; the service adds its executor.
+   */
+  public SemaphoreOptions.Builder semaphoreOptions(List<String> directory) {
+    return SemaphoreOptions.builder().directory(directory).lease(semaphoreLease)
+        .heartbeatInterval(semaphoreHeartbeatInterval).reaperInterval(semaphoreReaperInterval)
+        .maxQueueLength(semaphoreMaxQueueLength);
   }
 
   /** Address where the lock events of mutex {@code name} are published. */

@@ -1,12 +1,16 @@
 package io.github.fdbcoord.service;
 
 import com.apple.foundationdb.directory.DirectoryLayer;
+import com.apple.foundationdb.subspace.Subspace;
+import com.apple.foundationdb.tuple.Tuple;
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.api.LockEvent;
 import io.github.fdbcoord.embedded.EmbeddedDatabase;
 import io.github.fdbcoord.embedded.EmbeddedOptions;
 import io.github.fdbcoord.mutex.MutexOptions;
 import io.github.fdbcoord.mutex.MutexService;
+import io.github.fdbcoord.semaphore.SemaphoreOptions;
+import io.github.fdbcoord.semaphore.SemaphoreService;
 import io.github.fdbcoord.service.eventbus.FailureCodes;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -59,6 +63,7 @@ class SlowStoreBoundsTest {
     db = EmbeddedDatabase.open(EmbeddedOptions.builder().commitLatency(COMMIT_LATENCY).build());
     JsonObject config = ServiceFixture.baseConfig().put("requestTimeoutMs", REQUEST_TIMEOUT_MS);
     config.getJsonObject("mutex").put("leaseMs", LEASE_MS).put("heartbeatIntervalMs", 1000);
+    config.put("semaphore", new JsonObject().put("leaseMs", LEASE_MS).put("heartbeatIntervalMs", 1000));
     f = ServiceFixture.start(vertx, config, db);
     List<String> mutexes = new ArrayList<>(f.root);
     mutexes.add("mutex");
@@ -116,6 +121,30 @@ class SlowStoreBoundsTest {
     f.failure(f.client.electionAddress(), "campaign", new JsonObject().put("election", "e").put("candidate", "late")
         .put("timeoutMs", 200), FailureCodes.UNAVAILABLE, "store_unavailable");
     assertGrantedThenReleased("e", "late");
+  }
+
+  @Test
+  void aSemaphoreAcquireAnsweredStoreUnavailableNeverStaysAGrant() throws InterruptedException {
+    long start = System.nanoTime();
+    HttpResponse<Buffer> r = await(f.web().post("/semaphores/s/acquire").sendJsonObject(new JsonObject()
+        .put("permits", 1).put("owner", "answered-failed").put("timeoutMs", 200)));
+    assertStoreUnavailable(r);
+    assertWithin(200 + REQUEST_TIMEOUT_MS + MARGIN_MS, start, "semaphore acquire");
+    // The semaphore keeps no event log: its generation key, changed by every grant and every end of one and left
+    // when the semaphore is unused again, shows that the late commit granted a permit; the state, that it ended.
+    // Both read straight from the store, without the service's request bound (a read waits for commits in flight).
+    List<String> path = new ArrayList<>(f.root);
+    path.add("semaphore");
+    Subspace root = DirectoryLayer.getDefault().open(db, path).join();
+    byte[] generation = root.pack(Tuple.from("s", "s", "generation"));
+    try (SemaphoreService semaphores = SemaphoreService.create(db, root,
+        SemaphoreOptions.builder().reaperEnabled(false).build())) {
+      eventually("the late grant to answered-failed released", COMMIT_LATENCY.multipliedBy(6), () -> {
+        boolean granted = db.readAsync(tr -> tr.get(generation)).join() != null;
+        SemaphoreService.SemaphoreState state = semaphores.state("s").join();
+        return granted && state.holders().isEmpty() && state.waiters().isEmpty();
+      }, () -> String.valueOf(semaphores.state("s").join()));
+    }
   }
 
   @Test

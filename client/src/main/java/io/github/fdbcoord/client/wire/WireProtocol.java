@@ -52,6 +52,11 @@ public final class WireProtocol {
     return prefix + ".election";
   }
 
+  /** The address of the fenced semaphore under {@code prefix}. */
+  public static String semaphoreAddress(String prefix) {
+    return prefix + ".semaphore";
+  }
+
   /** Where the lock events of mutex {@code name} are published. */
   public static String mutexEventsAddress(String prefix, String name) {
     return prefix + ".mutex.events." + name;

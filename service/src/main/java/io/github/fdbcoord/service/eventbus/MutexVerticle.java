@@ -12,7 +12,6 @@ import io.github.fdbcoord.mutex.AcquireResult;
 import io.github.fdbcoord.mutex.HandOffNotifier;
 import io.github.fdbcoord.mutex.MutexException;
 import io.github.fdbcoord.mutex.MutexService;
-import io.github.fdbcoord.mutex.MutexWait;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.MessageConsumer;
@@ -258,7 +257,7 @@ public final class MutexVerticle extends LayerVerticle {
           "the service on this node is stopping"));
     }
     return store(() -> {
-      CompletableFuture<FencingToken> granted = waits.track(mutexes.awaitGrant(name, owner, timeout), liveness);
+      CompletableFuture<FencingToken> granted = waits.track(RequesterWaits.Wait.of(mutexes.awaitGrant(name, owner, timeout)), liveness);
       if (stopping) {
         waits.endAll(MutexVerticle::closing); // stop() may have swept the waits before this one was tracked
       }
@@ -332,7 +331,7 @@ public final class MutexVerticle extends LayerVerticle {
     return waits.endAll(MutexVerticle::closing).transform(x -> releaseHeld());
   }
 
-  private static ReplyException closing(MutexWait w) {
+  private static ReplyException closing(RequesterWaits.Wait w) {
     return FailureCodes.failure(FailureKind.CLOSED, "the service on this node is stopping: '"
         + w.owner() + "' left the queue of mutex '" + w.name() + "'");
   }

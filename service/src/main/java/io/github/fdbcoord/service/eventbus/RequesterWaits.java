@@ -4,6 +4,8 @@ import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.fdb.FdbErrors;
 import io.github.fdbcoord.mutex.MutexService;
 import io.github.fdbcoord.mutex.MutexWait;
+import io.github.fdbcoord.semaphore.SemaphoreService;
+import io.github.fdbcoord.semaphore.SemaphoreWait;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -19,29 +21,45 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
- * The layer's waits ({@link MutexService#awaitGrant}) started for event-bus requesters, with what is
- * about the event bus alone: each request is answered with why its wait ended (abandoned, the
+ * The layers' waits ({@link MutexService#awaitGrant}, {@link SemaphoreService#awaitGrant}) started for event-bus
+ * requesters, with what is about the event bus alone: each request is answered with why its wait ended (abandoned, the
  * requester gone, the service stopping), and a requester that sent a liveness address is pinged
  * there; one whose node no longer has a handler at it abandons its wait.
  */
 final class RequesterWaits {
   private final Set<Waiting> waiting = ConcurrentHashMap.newKeySet();
 
+  /**
+   * A layer's wait for a grant, as far as ending it goes: the mutex's and the semaphore's waits have the same shape
+   * but no common type in the layers, which know nothing of each other.
+   */
+  record Wait(String layer, String name, String owner, CompletableFuture<FencingToken> granted,
+      Supplier<CompletableFuture<Boolean>> cancel) {
+    static Wait of(MutexWait w) {
+      return new Wait("mutex", w.name(), w.owner(), w.granted(), w::cancel);
+    }
+
+    static Wait of(SemaphoreWait w) {
+      return new Wait("semaphore", w.name(), w.owner(), w.granted(), w::cancel);
+    }
+  }
+
   private static final class Waiting {
-    final MutexWait wait;
+    final Wait wait;
     final String liveness;
     volatile ReplyException endedBecause;
 
-    Waiting(MutexWait wait, String liveness) {
+    Waiting(Wait wait, String liveness) {
       this.wait = wait;
       this.liveness = liveness;
     }
 
     Future<Boolean> end(ReplyException why) {
       endedBecause = why;
-      return Future.fromCompletionStage(wait.cancel());
+      return Future.fromCompletionStage(wait.cancel().get());
     }
   }
 
@@ -49,7 +67,7 @@ final class RequesterWaits {
    * Tracks {@code wait} until it ends; the returned future completes with its grant's token, or
    * fails with the reason it was ended by this class (or the layer's failure).
    */
-  CompletableFuture<FencingToken> track(MutexWait wait, String liveness) {
+  CompletableFuture<FencingToken> track(Wait wait, String liveness) {
     Waiting w = new Waiting(wait, liveness);
     waiting.add(w);
     return wait.granted().whenComplete((token, e) -> waiting.remove(w)).exceptionallyCompose(e -> {
@@ -59,7 +77,7 @@ final class RequesterWaits {
     });
   }
 
-  /** Ends the waits of {@code owner} for mutex {@code name}; completes, with how many, once they left the queue. */
+  /** Ends the waits of {@code owner} for {@code name} (a mutex or semaphore, as this instance serves); completes, with how many, once they left the queue. */
   Future<Integer> end(String name, String owner, ReplyException why) {
     List<Future<?>> ended = new ArrayList<>();
     for (Waiting w : waiting) {
@@ -71,7 +89,7 @@ final class RequesterWaits {
   }
 
   /** Ends every wait, each answered with {@code why.apply(wait)}; completes once they all left their queues. */
-  Future<?> endAll(Function<MutexWait, ReplyException> why) {
+  Future<?> endAll(Function<Wait, ReplyException> why) {
     List<Future<?>> ended = new ArrayList<>();
     for (Waiting w : waiting) {
       ended.add(w.end(why.apply(w.wait)));
@@ -91,7 +109,7 @@ final class RequesterWaits {
       vertx.eventBus().request(w.liveness, new JsonObject(), new DeliveryOptions().setSendTimeout(timeout.toMillis()))
           .onFailure(e -> {
             if (e instanceof ReplyException && ((ReplyException) e).failureType() == ReplyFailure.NO_HANDLERS) {
-              w.end(FailureCodes.failure(FailureCodes.CONFLICT, "abandoned", "the node that sent the acquire of mutex '"
+              w.end(FailureCodes.failure(FailureCodes.CONFLICT, "abandoned", "the node that sent the acquire of " + w.wait.layer() + " '"
                   + w.wait.name() + "' by '" + w.wait.owner() + "' is gone (" + e.getMessage() + ")"));
             }
           });

@@ -31,7 +31,7 @@ import static io.github.fdbcoord.service.http.HttpResponses.json;
  *
  * <p>This class assembles the server: the filters ({@link HttpFilters}), the routes of each
  * primitive ({@link DirectoryRoutes}, {@link AllocatorRoutes}, {@link InternerRoutes},
- * {@link MutexRoutes}, {@link ElectionRoutes}), the dashboard, health and metrics, and the error mapping
+ * {@link MutexRoutes}, {@link ElectionRoutes}, {@link SemaphoreRoutes}), the dashboard, health and metrics, and the error mapping
  * ({@link HttpErrorHandler}).
  */
 public final class HttpVerticle extends VerticleBase {
@@ -43,6 +43,7 @@ public final class HttpVerticle extends VerticleBase {
   private HttpServer server;
   private MutexRoutes mutexRoutes;
   private ElectionRoutes electionRoutes;
+  private SemaphoreRoutes semaphoreRoutes;
   private ClusterMembers members;
   private final Set<WebSocketSession> sessions = ConcurrentHashMap.newKeySet();
 
@@ -108,6 +109,8 @@ public final class HttpVerticle extends VerticleBase {
     mutexRoutes.mount(router);
     electionRoutes = new ElectionRoutes(vertx, options, forward);
     electionRoutes.mount(router);
+    semaphoreRoutes = new SemaphoreRoutes(vertx, options, forward);
+    semaphoreRoutes.mount(router);
     new HttpErrorHandler(router, options.getBodyLimit()).mount();
 
     server = vertx.createHttpServer(new HttpServerOptions()
@@ -134,7 +137,7 @@ public final class HttpVerticle extends VerticleBase {
   }
 
   /**
-   * Answers every waiting acquirer and campaign 503 closed (and takes it out of its queue) and closes every
+   * Answers every waiting acquirer (mutex and semaphore) and campaign 503 closed (and takes it out of its queue) and closes every
    * WebSocket with 1001 "going away" before the server stops accepting.
    */
   @Override
@@ -143,7 +146,8 @@ public final class HttpVerticle extends VerticleBase {
       members.stop();
     }
     Future<?> abandoned = Future.join(mutexRoutes == null ? Future.succeededFuture() : mutexRoutes.close(),
-        electionRoutes == null ? Future.succeededFuture() : electionRoutes.close());
+        electionRoutes == null ? Future.succeededFuture() : electionRoutes.close(),
+        semaphoreRoutes == null ? Future.succeededFuture() : semaphoreRoutes.close());
     for (WebSocketSession session : new ArrayList<>(sessions)) {
       session.shutdown("the coordination service on this node is stopping");
     }
