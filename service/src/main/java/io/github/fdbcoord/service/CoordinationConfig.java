@@ -1,6 +1,7 @@
 package io.github.fdbcoord.service;
 
 import io.github.fdbcoord.client.wire.WireProtocol;
+import io.github.fdbcoord.rwlock.ReadWriteLockOptions;
 import io.github.fdbcoord.service.eventbus.LayerVerticle;
 import io.github.fdbcoord.service.http.HttpOptions;
 import io.github.fdbcoord.store.StoreOptions;
@@ -37,6 +38,7 @@ import java.util.Set;
  *            "departedRetentionMs": 300000, "maxDepartedNodes": 100},
  *   "mutex": {"leaseMs": 10000, "heartbeatIntervalMs": 2000, "reaperIntervalMs": 1000,
  *             "maxAcquireTimeoutMs": 300000, "eventRetentionMs": 60000, "maxWatched": 1000},
+ *   "rwlock": {"leaseMs": 10000, "heartbeatIntervalMs": 2000, "reaperIntervalMs": 1000, "maxQueueLength": 1000},
  *   "interner": {"maxBatchSize": 1000, "cacheMaxBytes": 67108864},
  *   "directory": {"cacheSize": 10000, "maxPageSize": 1000}
  * }
@@ -74,6 +76,10 @@ public final class CoordinationConfig {
   private final int maxQueueLength;
   private final Duration watchLease;
   private final String hostId;
+  private final Duration readWriteLockLease;
+  private final Duration readWriteLockHeartbeatInterval;
+  private final Duration readWriteLockReaperInterval;
+  private final int readWriteLockMaxQueueLength;
   private final int maxBatchSize;
   private final long internerCacheMaxBytes;
   private final long directoryCacheSize;
@@ -153,6 +159,20 @@ public final class CoordinationConfig {
     // A data directory is opened by one process at a time: it names this host across its restarts.
     this.hostId = host != null ? host : store.dataDirectory() != null
         ? "embedded:" + store.dataDirectory().toAbsolutePath().normalize() : null;
+    // The read-write lock layer's own defaults (LeasedQueueOptions); acquires wait at most mutex.maxAcquireTimeoutMs.
+    JsonObject rwlock = object(json, "rwlock");
+    this.readWriteLockLease = Duration.ofMillis(longValue(rwlock, "rwlock.leaseMs", "leaseMs", 10_000, 1,
+        Long.MAX_VALUE));
+    this.readWriteLockHeartbeatInterval = Duration.ofMillis(longValue(rwlock, "rwlock.heartbeatIntervalMs",
+        "heartbeatIntervalMs", Math.min(2_000, Math.max(1, readWriteLockLease.toMillis() / 5)), 1, Long.MAX_VALUE));
+    this.readWriteLockReaperInterval = Duration.ofMillis(longValue(rwlock, "rwlock.reaperIntervalMs",
+        "reaperIntervalMs", Math.min(1_000, Math.max(1, readWriteLockLease.toMillis() / 10)), 1, Long.MAX_VALUE));
+    if (readWriteLockHeartbeatInterval.compareTo(readWriteLockLease) >= 0) {
+      throw new IllegalArgumentException("rwlock.heartbeatIntervalMs (" + readWriteLockHeartbeatInterval.toMillis()
+          + ") must be shorter than rwlock.leaseMs (" + readWriteLockLease.toMillis() + ")");
+    }
+    this.readWriteLockMaxQueueLength = intValue(rwlock, "rwlock.maxQueueLength", "maxQueueLength", 1000, 1,
+        1_000_000);
     JsonObject interner = object(json, "interner");
     this.maxBatchSize = intValue(interner, "interner.maxBatchSize", "maxBatchSize", 1000, 1, 1_000_000);
     this.internerCacheMaxBytes = longValue(interner, "interner.cacheMaxBytes", "cacheMaxBytes", 64L << 20, 0,
@@ -275,6 +295,11 @@ public final class CoordinationConfig {
     return WireProtocol.electionAddress(addressPrefix);
   }
 
+  /** Address of the read-write lock ({@code <prefix>.rwlock}). */
+  public String readWriteLockAddress() {
+    return WireProtocol.readWriteLockAddress(addressPrefix);
+  }
+
   /** Address where the lock events of mutex {@code name} are published. */
   public String mutexEventsAddress(String name) {
     return mutexEventsAddress(addressPrefix, name);
@@ -384,6 +409,15 @@ public final class CoordinationConfig {
   /** Most waiters in one mutex's queue (409 queue_full beyond). */
   public int maxQueueLength() {
     return maxQueueLength;
+  }
+
+  /**
+   * The read-write lock layer's options from the {@code rwlock} section (lease, heartbeat and reaper intervals,
+   * queue length); the caller adds where it lives and its threads.
+   */
+  public ReadWriteLockOptions.Builder readWriteLockOptions() {
+    return ReadWriteLockOptions.builder().lease(readWriteLockLease).heartbeatInterval(readWriteLockHeartbeatInterval)
+        .reaperInterval(readWriteLockReaperInterval).maxQueueLength(readWriteLockMaxQueueLength);
   }
 
   /** How long a lock-event watch lasts unless renewed (watchers renew it, see docs/vertx.md). */

@@ -15,6 +15,7 @@ import io.github.fdbcoord.interner.InternerOptions;
 import io.github.fdbcoord.interner.InternerService;
 import io.github.fdbcoord.mutex.MutexOptions;
 import io.github.fdbcoord.mutex.MutexService;
+import io.github.fdbcoord.rwlock.ReadWriteLockService;
 import io.github.fdbcoord.service.eventbus.AllocatorVerticle;
 import io.github.fdbcoord.service.eventbus.DirectoryVerticle;
 import io.github.fdbcoord.service.eventbus.ElectionVerticle;
@@ -23,6 +24,7 @@ import io.github.fdbcoord.service.eventbus.InternerVerticle;
 import io.github.fdbcoord.service.eventbus.LocalLayers;
 import io.github.fdbcoord.service.eventbus.Metrics;
 import io.github.fdbcoord.service.eventbus.MutexVerticle;
+import io.github.fdbcoord.service.eventbus.ReadWriteLockVerticle;
 import io.github.fdbcoord.service.eventbus.StoreWorkers;
 import io.github.fdbcoord.service.http.HttpVerticle;
 import io.github.fdbcoord.store.Store;
@@ -55,7 +57,7 @@ import io.vertx.core.internal.logging.LoggerFactory;
 /**
  * The whole coordination service as one verticle: reads a {@link CoordinationConfig}, opens the
  * store on worker threads, checks that no other host on the event-bus prefix serves another store,
- * and deploys the layer verticles (directory, allocator, interner, mutex, election) and (when {@code http.enabled}) the HTTP server. Undeploying it releases the mutexes held through this node, stops the reaper and closes
+ * and deploys the layer verticles (directory, allocator, interner, mutex, election, read-write lock) and (when {@code http.enabled}) the HTTP server. Undeploying it releases the mutexes held through this node, stops the reaper and closes
  * the store it opened.
  *
  * <pre>
@@ -79,6 +81,7 @@ public final class CoordinationVerticle extends VerticleBase {
   private Store store;
   private Database database;
   private MutexService mutexes;
+  private ReadWriteLockService readWriteLocks;
   private HttpVerticle http;
   private MutexVerticle mutexVerticle;
   private final List<String> deployments = new ArrayList<>();
@@ -274,7 +277,7 @@ public final class CoordinationVerticle extends VerticleBase {
   }
 
   private record Layers(DirectoryService directories, AllocatorService allocators, InternerService interners,
-      MutexService mutexes) {}
+      MutexService mutexes, ReadWriteLockService readWriteLocks) {}
 
   private CompletableFuture<Layers> openLayers(Database db) {
     var exec = workers.executor();
@@ -295,7 +298,10 @@ public final class CoordinationVerticle extends VerticleBase {
             .batchWindow(StoreWorkers.BEHIND_EVENT_LOOP_WORK).build()),
             exec)
         .thenCombine(MutexService.open(db, mutexOptions),
-            (allocators, mutexes) -> new Layers(directories, allocators, interners, mutexes));
+            (allocators, mutexes) -> new Layers(directories, allocators, interners, mutexes, null))
+        .thenCombine(ReadWriteLockService.open(db, config.readWriteLockOptions().directory(child("rwlock"))
+            .executor(exec).build()), (layers, readWriteLocks) -> new Layers(layers.directories(), layers.allocators(),
+            layers.interners(), layers.mutexes(), readWriteLocks));
   }
 
   private List<String> child(String name) {
@@ -306,6 +312,7 @@ public final class CoordinationVerticle extends VerticleBase {
 
   private Future<?> deployAll(Layers layers) {
     this.mutexes = layers.mutexes();
+    this.readWriteLocks = layers.readWriteLocks();
     LocalLayers local = new LocalLayers();
     mutexVerticle = new MutexVerticle(config.mutexAddress(), config.addressPrefix(), layers.mutexes(),
         config.maxAcquireTimeout(), config.maxWatched(), config.watchLease(), workers, metrics);
@@ -321,7 +328,9 @@ public final class CoordinationVerticle extends VerticleBase {
         mutexVerticle,
         // After the mutex verticle, whose waits and grants it uses: undeployed before it (stop runs in reverse).
         new ElectionVerticle(config.electionAddress(), mutexVerticle, layers.mutexes(), workers, metrics)
-            .boundedBy(config.requestTimeout())));
+            .boundedBy(config.requestTimeout()),
+        new ReadWriteLockVerticle(config.readWriteLockAddress(), layers.readWriteLocks(), config.maxAcquireTimeout(),
+            workers, metrics).boundedBy(config.requestTimeout())));
     if (config.httpEnabled()) {
       http = new HttpVerticle(config.httpOptions(), metrics, this::health, local, this::backup);
       verticles.add(http);
@@ -445,6 +454,13 @@ public final class CoordinationVerticle extends VerticleBase {
       }
     } catch (RuntimeException e) {
       LOG.warn("closing the mutex service failed", e);
+    }
+    try {
+      if (readWriteLocks != null) {
+        readWriteLocks.close();
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("closing the read-write lock service failed", e);
     }
     try {
       if (store != null) {
