@@ -31,7 +31,7 @@ import static io.github.fdbcoord.service.http.HttpResponses.json;
  *
  * <p>This class assembles the server: the filters ({@link HttpFilters}), the routes of each
  * primitive ({@link DirectoryRoutes}, {@link AllocatorRoutes}, {@link InternerRoutes},
- * {@link MutexRoutes}, {@link ElectionRoutes}), the dashboard, health and metrics, and the error mapping
+ * {@link MutexRoutes}, {@link ElectionRoutes}, {@link ReadWriteLockRoutes}), the dashboard, health and metrics, and the error mapping
  * ({@link HttpErrorHandler}).
  */
 public final class HttpVerticle extends VerticleBase {
@@ -43,6 +43,7 @@ public final class HttpVerticle extends VerticleBase {
   private HttpServer server;
   private MutexRoutes mutexRoutes;
   private ElectionRoutes electionRoutes;
+  private ReadWriteLockRoutes readWriteLockRoutes;
   private ClusterMembers members;
   private final Set<WebSocketSession> sessions = ConcurrentHashMap.newKeySet();
 
@@ -108,6 +109,8 @@ public final class HttpVerticle extends VerticleBase {
     mutexRoutes.mount(router);
     electionRoutes = new ElectionRoutes(vertx, options, forward);
     electionRoutes.mount(router);
+    readWriteLockRoutes = new ReadWriteLockRoutes(vertx, options, forward);
+    readWriteLockRoutes.mount(router);
     new HttpErrorHandler(router, options.getBodyLimit()).mount();
 
     server = vertx.createHttpServer(new HttpServerOptions()
@@ -143,7 +146,8 @@ public final class HttpVerticle extends VerticleBase {
       members.stop();
     }
     Future<?> abandoned = Future.join(mutexRoutes == null ? Future.succeededFuture() : mutexRoutes.close(),
-        electionRoutes == null ? Future.succeededFuture() : electionRoutes.close());
+        electionRoutes == null ? Future.succeededFuture() : electionRoutes.close(),
+        readWriteLockRoutes == null ? Future.succeededFuture() : readWriteLockRoutes.close());
     for (WebSocketSession session : new ArrayList<>(sessions)) {
       session.shutdown("the coordination service on this node is stopping");
     }
