@@ -147,6 +147,11 @@ public final class CoordinationClient {
     return WireProtocol.semaphoreAddress(prefix);
   }
 
+  /** The read-write lock's address ({@code <prefix>.rwlock}). */
+  public String readWriteLockAddress() {
+    return WireProtocol.readWriteLockAddress(prefix);
+  }
+
   /** Sends {@code action} with {@code body} to {@code address}: the untyped form of every method here. */
   public Future<JsonObject> request(String address, String action, JsonObject body) {
     return request(address, action, body, sendTimeoutMs);

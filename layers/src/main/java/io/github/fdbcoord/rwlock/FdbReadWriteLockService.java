@@ -71,6 +71,33 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
 
   @Override
   public CompletableFuture<ReadWriteLockHandle> acquire(String name, String owner, LockMode mode, Duration timeout) {
+    CompletableFuture<ReadWriteGrant> granted = awaitGrant(name, owner, mode, timeout);
+    CompletableFuture<ReadWriteLockHandle> result = new CompletableFuture<>();
+    granted.whenComplete((grant, e) -> {
+      if (e != null) {
+        result.completeExceptionally(e);
+        return;
+      }
+      ReadWriteLockHandle handle = new ReadWriteLockHandle(this, grant);
+      handles.add(handle);
+      if (result.complete(handle)) {
+        handle.startHeartbeats();
+      } else {
+        // The caller cancelled as the grant came: nobody will use it.
+        handle.stopHeartbeats();
+        release(grant).exceptionally(x -> null);
+      }
+    });
+    result.whenComplete((h, e) -> {
+      if (result.isCancelled()) {
+        granted.cancel(false);
+      }
+    });
+    return result;
+  }
+
+  @Override
+  public CompletableFuture<ReadWriteGrant> awaitGrant(String name, String owner, LockMode mode, Duration timeout) {
     checkRequest(name, owner, mode);
     if (timeout != null && timeout.isNegative()) {
       throw new IllegalArgumentException("timeout must not be negative, got " + timeout);
@@ -400,7 +427,7 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
     final LockMode mode;
     final Duration timeout;
     final long deadline;
-    final CompletableFuture<ReadWriteLockHandle> result = new CompletableFuture<>();
+    final CompletableFuture<ReadWriteGrant> result = new CompletableFuture<>();
     /** Completed by close and when the result completes (cancellation): the wait stops waiting. */
     final CompletableFuture<Void> wake = new CompletableFuture<>();
     volatile long lastRenewal = System.nanoTime();
@@ -482,12 +509,7 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
     }
 
     private void handOver(ReadWriteGrant grant) {
-      ReadWriteLockHandle handle = new ReadWriteLockHandle(FdbReadWriteLockService.this, grant);
-      handles.add(handle);
-      if (result.complete(handle)) {
-        handle.startHeartbeats();
-      } else {
-        handle.stopHeartbeats();
+      if (!result.complete(grant)) {
         release(grant).exceptionally(e -> null);
       }
     }

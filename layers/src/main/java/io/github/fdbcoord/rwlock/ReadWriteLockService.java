@@ -52,6 +52,14 @@ public interface ReadWriteLockService extends AutoCloseable {
    */
   CompletableFuture<ReadWriteLockHandle> acquire(String name, String owner, LockMode mode, Duration timeout);
 
+  /**
+   * {@link #acquire} for a holder that heartbeats its grant itself (a remote client, through the service's event bus
+   * or HTTP): the same wait, the queue entry kept alive while it waits, but the grant is handed over without a
+   * handle, and nothing heartbeats it; its holder calls {@link #heartbeat} more often than the lease, or the reaper
+   * ends it. Cancelling the future leaves the queue (and releases a grant that raced the cancellation).
+   */
+  CompletableFuture<ReadWriteGrant> awaitGrant(String name, String owner, LockMode mode, Duration timeout);
+
   /** {@link #acquire} in READ mode. */
   default CompletableFuture<ReadWriteLockHandle> acquireRead(String name, String owner, Duration timeout) {
     return acquire(name, owner, LockMode.READ, timeout);

@@ -2,6 +2,8 @@ package io.github.fdbcoord.service;
 
 import io.github.fdbcoord.client.wire.WireProtocol;
 import io.github.fdbcoord.semaphore.SemaphoreOptions;
+import io.github.fdbcoord.rwlock.ReadWriteLockOptions;
+import io.github.fdbcoord.lease.LeasedQueueOptions;
 import io.github.fdbcoord.service.eventbus.LayerVerticle;
 import io.github.fdbcoord.service.http.HttpOptions;
 import io.github.fdbcoord.store.StoreOptions;
@@ -39,6 +41,7 @@ import java.util.Set;
  *   "mutex": {"leaseMs": 10000, "heartbeatIntervalMs": 2000, "reaperIntervalMs": 1000,
  *             "maxAcquireTimeoutMs": 300000, "eventRetentionMs": 60000, "maxWatched": 1000},
  *   "semaphore": {"leaseMs": 10000, "heartbeatIntervalMs": 2000, "reaperIntervalMs": 1000, "maxQueueLength": 1000},
+ *   "rwlock": {"leaseMs": 10000, "heartbeatIntervalMs": 2000, "reaperIntervalMs": 1000, "maxQueueLength": 1000},
  *   "interner": {"maxBatchSize": 1000, "cacheMaxBytes": 67108864},
  *   "directory": {"cacheSize": 10000, "maxPageSize": 1000}
  * }
@@ -76,10 +79,8 @@ public final class CoordinationConfig {
   private final int maxQueueLength;
   private final Duration watchLease;
   private final String hostId;
-  private final Duration semaphoreLease;
-  private final Duration semaphoreHeartbeatInterval;
-  private final Duration semaphoreReaperInterval;
-  private final int semaphoreMaxQueueLength;
+  private final LeasedQueueSection semaphore;
+  private final LeasedQueueSection readWriteLock;
   private final int maxBatchSize;
   private final long internerCacheMaxBytes;
   private final long directoryCacheSize;
@@ -159,21 +160,10 @@ public final class CoordinationConfig {
     // A data directory is opened by one process at a time: it names this host across its restarts.
     this.hostId = host != null ? host : store.dataDirectory() != null
         ? "embedded:" + store.dataDirectory().toAbsolutePath().normalize() : null;
-    JsonObject semaphore = object(json, "semaphore");
-    // The layer's own defaults: the service changes nothing about a semaphore unless configured to.
-    SemaphoreOptions layer = SemaphoreOptions.defaults();
-    this.semaphoreLease = Duration.ofMillis(longValue(semaphore, "semaphore.leaseMs", "leaseMs",
-        layer.lease().toMillis(), 1, Long.MAX_VALUE));
-    this.semaphoreHeartbeatInterval = Duration.ofMillis(longValue(semaphore, "semaphore.heartbeatIntervalMs",
-        "heartbeatIntervalMs", layer.heartbeatInterval().toMillis(), 1, Long.MAX_VALUE));
-    this.semaphoreReaperInterval = Duration.ofMillis(longValue(semaphore, "semaphore.reaperIntervalMs",
-        "reaperIntervalMs", layer.reaperInterval().toMillis(), 1, Long.MAX_VALUE));
-    this.semaphoreMaxQueueLength = intValue(semaphore, "semaphore.maxQueueLength", "maxQueueLength",
-        layer.maxQueueLength(), 1, 1_000_000);
-    if (semaphoreHeartbeatInterval.compareTo(semaphoreLease) >= 0) {
-      throw new IllegalArgumentException("semaphore.heartbeatIntervalMs (" + semaphoreHeartbeatInterval.toMillis()
-          + ") must be shorter than semaphore.leaseMs (" + semaphoreLease.toMillis() + ")");
-    }
+    // The layers' own defaults: the service changes nothing about a semaphore or a read-write lock unless
+    // configured to; their acquires wait at most mutex.maxAcquireTimeoutMs.
+    this.semaphore = leasedQueue(json, "semaphore");
+    this.readWriteLock = leasedQueue(json, "rwlock");
     JsonObject interner = object(json, "interner");
     this.maxBatchSize = intValue(interner, "interner.maxBatchSize", "maxBatchSize", 1000, 1, 1_000_000);
     this.internerCacheMaxBytes = longValue(interner, "interner.cacheMaxBytes", "cacheMaxBytes", 64L << 20, 0,
@@ -306,9 +296,12 @@ public final class CoordinationConfig {
    * length), in {@code directory}; the service adds its executor.
    */
   public SemaphoreOptions.Builder semaphoreOptions(List<String> directory) {
-    return SemaphoreOptions.builder().directory(directory).lease(semaphoreLease)
-        .heartbeatInterval(semaphoreHeartbeatInterval).reaperInterval(semaphoreReaperInterval)
-        .maxQueueLength(semaphoreMaxQueueLength);
+    return semaphore.applyTo(SemaphoreOptions.builder().directory(directory));
+  }
+
+  /** Address of the read-write lock ({@code <prefix>.rwlock}). */
+  public String readWriteLockAddress() {
+    return WireProtocol.readWriteLockAddress(addressPrefix);
   }
 
   /** Address where the lock events of mutex {@code name} are published. */
@@ -420,6 +413,40 @@ public final class CoordinationConfig {
   /** Most waiters in one mutex's queue (409 queue_full beyond). */
   public int maxQueueLength() {
     return maxQueueLength;
+  }
+
+  /**
+   * The read-write lock layer's options from the {@code rwlock} section (lease, heartbeat and reaper intervals,
+   * queue length); the caller adds where it lives and its threads.
+   */
+  public ReadWriteLockOptions.Builder readWriteLockOptions() {
+    return readWriteLock.applyTo(ReadWriteLockOptions.builder());
+  }
+
+  private LeasedQueueSection leasedQueue(JsonObject json, String name) {
+    JsonObject section = object(json, name);
+    SemaphoreOptions layer = SemaphoreOptions.defaults(); // the defaults of every leased queue
+    Duration lease = Duration.ofMillis(longValue(section, name + ".leaseMs", "leaseMs", layer.lease().toMillis(), 1,
+        Long.MAX_VALUE));
+    Duration heartbeat = Duration.ofMillis(longValue(section, name + ".heartbeatIntervalMs", "heartbeatIntervalMs",
+        layer.heartbeatInterval().toMillis(), 1, Long.MAX_VALUE));
+    Duration reaper = Duration.ofMillis(longValue(section, name + ".reaperIntervalMs", "reaperIntervalMs",
+        layer.reaperInterval().toMillis(), 1, Long.MAX_VALUE));
+    int queue = intValue(section, name + ".maxQueueLength", "maxQueueLength", layer.maxQueueLength(), 1, 1_000_000);
+    if (heartbeat.compareTo(lease) >= 0) {
+      throw new IllegalArgumentException(name + ".heartbeatIntervalMs (" + heartbeat.toMillis()
+          + ") must be shorter than " + name + ".leaseMs (" + lease.toMillis() + ")");
+    }
+    return new LeasedQueueSection(lease, heartbeat, reaper, queue);
+  }
+
+  /** A {@code semaphore} or {@code rwlock} section: the options {@link LeasedQueueOptions} has, checked. */
+  private record LeasedQueueSection(Duration lease, Duration heartbeatInterval, Duration reaperInterval,
+      int maxQueueLength) {
+    <O extends LeasedQueueOptions, B extends LeasedQueueOptions.Builder<O, B>> B applyTo(B builder) {
+      return builder.lease(lease).heartbeatInterval(heartbeatInterval).reaperInterval(reaperInterval)
+          .maxQueueLength(maxQueueLength);
+    }
   }
 
   /** How long a lock-event watch lasts unless renewed (watchers renew it, see docs/vertx.md). */

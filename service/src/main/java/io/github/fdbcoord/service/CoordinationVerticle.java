@@ -16,6 +16,7 @@ import io.github.fdbcoord.interner.InternerService;
 import io.github.fdbcoord.mutex.MutexOptions;
 import io.github.fdbcoord.mutex.MutexService;
 import io.github.fdbcoord.semaphore.SemaphoreService;
+import io.github.fdbcoord.rwlock.ReadWriteLockService;
 import io.github.fdbcoord.service.eventbus.AllocatorVerticle;
 import io.github.fdbcoord.service.eventbus.DirectoryVerticle;
 import io.github.fdbcoord.service.eventbus.ElectionVerticle;
@@ -25,6 +26,7 @@ import io.github.fdbcoord.service.eventbus.LocalLayers;
 import io.github.fdbcoord.service.eventbus.Metrics;
 import io.github.fdbcoord.service.eventbus.MutexVerticle;
 import io.github.fdbcoord.service.eventbus.SemaphoreVerticle;
+import io.github.fdbcoord.service.eventbus.ReadWriteLockVerticle;
 import io.github.fdbcoord.service.eventbus.StoreWorkers;
 import io.github.fdbcoord.service.http.HttpVerticle;
 import io.github.fdbcoord.store.Store;
@@ -57,7 +59,7 @@ import io.vertx.core.internal.logging.LoggerFactory;
 /**
  * The whole coordination service as one verticle: reads a {@link CoordinationConfig}, opens the
  * store on worker threads, checks that no other host on the event-bus prefix serves another store,
- * and deploys the layer verticles (directory, allocator, interner, mutex, election, semaphore) and (when {@code http.enabled}) the HTTP server. Undeploying it releases the mutexes held through this node, stops the reaper and closes
+ * and deploys the layer verticles (directory, allocator, interner, mutex, election, semaphore, read-write lock) and (when {@code http.enabled}) the HTTP server. Undeploying it releases the mutexes held through this node, stops the reaper and closes
  * the store it opened.
  *
  * <pre>
@@ -82,6 +84,7 @@ public final class CoordinationVerticle extends VerticleBase {
   private Database database;
   private MutexService mutexes;
   private SemaphoreService semaphores;
+  private ReadWriteLockService readWriteLocks;
   private HttpVerticle http;
   private MutexVerticle mutexVerticle;
   private final List<String> deployments = new ArrayList<>();
@@ -277,7 +280,8 @@ public final class CoordinationVerticle extends VerticleBase {
   }
 
   private record Layers(DirectoryService directories, AllocatorService allocators, InternerService interners,
-      MutexService mutexes, SemaphoreService semaphores) {}
+      MutexService mutexes, SemaphoreService semaphores,
+      ReadWriteLockService readWriteLocks) {}
 
   private CompletableFuture<Layers> openLayers(Database db) {
     var exec = workers.executor();
@@ -296,12 +300,15 @@ public final class CoordinationVerticle extends VerticleBase {
     CompletableFuture<MutexService> mutexesOpened = MutexService.open(db, mutexOptions);
     CompletableFuture<SemaphoreService> semaphoresOpened = SemaphoreService.open(db,
         config.semaphoreOptions(child("semaphore")).executor(exec).build());
+    CompletableFuture<ReadWriteLockService> readWriteLocksOpened = ReadWriteLockService.open(db,
+        config.readWriteLockOptions().directory(child("rwlock")).executor(exec).build());
     return DirectoryLayer.getDefault().createOrOpen(db, child("allocator"))
         .thenApplyAsync(dir -> AllocatorService.create(db, AllocatorServiceOptions.builder().root(dir).executor(exec)
             .batchWindow(StoreWorkers.BEHIND_EVENT_LOOP_WORK).build()),
             exec)
-        .thenCompose(allocators -> mutexesOpened.thenCombine(semaphoresOpened,
-            (mutexes, semaphores) -> new Layers(directories, allocators, interners, mutexes, semaphores)));
+        .thenCompose(allocators -> CompletableFuture.allOf(mutexesOpened, semaphoresOpened, readWriteLocksOpened)
+            .thenApply(v -> new Layers(directories, allocators, interners, mutexesOpened.join(), semaphoresOpened.join(),
+                readWriteLocksOpened.join())));
   }
 
   private List<String> child(String name) {
@@ -313,6 +320,7 @@ public final class CoordinationVerticle extends VerticleBase {
   private Future<?> deployAll(Layers layers) {
     this.mutexes = layers.mutexes();
     this.semaphores = layers.semaphores();
+    this.readWriteLocks = layers.readWriteLocks();
     LocalLayers local = new LocalLayers();
     mutexVerticle = new MutexVerticle(config.mutexAddress(), config.addressPrefix(), layers.mutexes(),
         config.maxAcquireTimeout(), config.maxWatched(), config.watchLease(), workers, metrics);
@@ -331,7 +339,9 @@ public final class CoordinationVerticle extends VerticleBase {
             .boundedBy(config.requestTimeout()),
         // Not served locally, as the mutex: the HTTP routes bound an acquire's wait by its send timeout.
         new SemaphoreVerticle(config.semaphoreAddress(), layers.semaphores(), config.maxAcquireTimeout(), workers,
-            metrics).boundedBy(config.requestTimeout())));
+            metrics).boundedBy(config.requestTimeout()),
+        new ReadWriteLockVerticle(config.readWriteLockAddress(), layers.readWriteLocks(), config.maxAcquireTimeout(),
+            workers, metrics).boundedBy(config.requestTimeout())));
     if (config.httpEnabled()) {
       http = new HttpVerticle(config.httpOptions(), metrics, this::health, local, this::backup);
       verticles.add(http);
@@ -449,29 +459,22 @@ public final class CoordinationVerticle extends VerticleBase {
       metrics.registry().remove(damageGauge);
       damageGauge = null;
     }
-    try {
-      if (mutexes != null) {
-        mutexes.close();
-      }
-    } catch (RuntimeException e) {
-      LOG.warn("closing the mutex service failed", e);
-    }
-    try {
-      if (semaphores != null) {
-        semaphores.close();
-      }
-    } catch (RuntimeException e) {
-      LOG.warn("closing the semaphore service failed", e);
-    }
-    try {
-      if (store != null) {
-        store.close();
-      }
-    } catch (RuntimeException e) {
-      LOG.warn("closing the store failed", e);
-    }
+    closeQuietly(mutexes, "the mutex service");
+    closeQuietly(semaphores, "the semaphore service");
+    closeQuietly(readWriteLocks, "the read-write lock service");
+    closeQuietly(store, "the store");
     if (workers != null) {
       workers.close();
+    }
+  }
+
+  private static void closeQuietly(AutoCloseable closeable, String what) {
+    try {
+      if (closeable != null) {
+        closeable.close();
+      }
+    } catch (Exception e) {
+      LOG.warn("closing " + what + " failed", e);
     }
   }
 

@@ -69,7 +69,8 @@ class MalformedBodiesTest {
         List.of(config.internerAddress(), "intern"),
         List.of(config.mutexAddress(), "release"),
         List.of(config.electionAddress(), "campaign"),
-        List.of(config.semaphoreAddress(), "acquire"));
+        List.of(config.semaphoreAddress(), "acquire"),
+        List.of(config.readWriteLockAddress(), "acquire"));
     for (List<String> target : addressAndAction) {
       for (Object body : MALFORMED) {
         assertBadRequest(target.get(0), target.get(1), body);

@@ -11,6 +11,10 @@ import io.github.fdbcoord.mutex.MutexOptions;
 import io.github.fdbcoord.mutex.MutexService;
 import io.github.fdbcoord.semaphore.SemaphoreOptions;
 import io.github.fdbcoord.semaphore.SemaphoreService;
+import io.github.fdbcoord.rwlock.LockMode;
+import io.github.fdbcoord.rwlock.ReadWriteGrant;
+import io.github.fdbcoord.rwlock.ReadWriteLockOptions;
+import io.github.fdbcoord.rwlock.ReadWriteLockService;
 import io.github.fdbcoord.service.eventbus.FailureCodes;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -64,6 +68,7 @@ class SlowStoreBoundsTest {
     JsonObject config = ServiceFixture.baseConfig().put("requestTimeoutMs", REQUEST_TIMEOUT_MS);
     config.getJsonObject("mutex").put("leaseMs", LEASE_MS).put("heartbeatIntervalMs", 1000);
     config.put("semaphore", new JsonObject().put("leaseMs", LEASE_MS).put("heartbeatIntervalMs", 1000));
+    config.put("rwlock", new JsonObject().put("leaseMs", LEASE_MS).put("heartbeatIntervalMs", 1000));
     f = ServiceFixture.start(vertx, config, db);
     List<String> mutexes = new ArrayList<>(f.root);
     mutexes.add("mutex");
@@ -144,6 +149,24 @@ class SlowStoreBoundsTest {
         SemaphoreService.SemaphoreState state = semaphores.state("s").join();
         return granted && state.holders().isEmpty() && state.waiters().isEmpty();
       }, () -> String.valueOf(semaphores.state("s").join()));
+    }
+  }
+
+  @Test
+  void aReadWriteLockAcquireAnsweredStoreUnavailableNeverStaysAGrant() throws Exception {
+    long start = System.nanoTime();
+    f.failure(f.client.readWriteLockAddress(), "acquire", new JsonObject().put("name", "rw").put("owner", "late")
+        .put("mode", "write").put("timeoutMs", 200), FailureCodes.UNAVAILABLE, "store_unavailable");
+    assertWithin(200 + REQUEST_TIMEOUT_MS + MARGIN_MS, start, "rwlock acquire");
+    // The late write grant, kept, would hold the lock for the whole lease: another writer gets it long before.
+    List<String> path = new ArrayList<>(f.root);
+    path.add("rwlock");
+    try (ReadWriteLockService probe = ReadWriteLockService.create(db, DirectoryLayer.getDefault().open(db, path).join(),
+        ReadWriteLockOptions.builder().reaperEnabled(false).lease(Duration.ofMillis(LEASE_MS)).build())) {
+      ReadWriteGrant next = probe.awaitGrant("rw", "next", LockMode.WRITE, COMMIT_LATENCY.multipliedBy(6))
+          .get(COMMIT_LATENCY.multipliedBy(10).toMillis(), TimeUnit.MILLISECONDS);
+      assertEquals(List.of("next"), probe.state("rw").join().holders().stream().map(ReadWriteGrant::owner).toList());
+      probe.release(next).join();
     }
   }
 

@@ -57,6 +57,11 @@ public final class WireProtocol {
     return prefix + ".semaphore";
   }
 
+  /** The address of the read-write lock under {@code prefix}. */
+  public static String readWriteLockAddress(String prefix) {
+    return prefix + ".rwlock";
+  }
+
   /** Where the lock events of mutex {@code name} are published. */
   public static String mutexEventsAddress(String prefix, String name) {
     return prefix + ".mutex.events." + name;

@@ -31,7 +31,7 @@ import static io.github.fdbcoord.service.http.HttpResponses.json;
  *
  * <p>This class assembles the server: the filters ({@link HttpFilters}), the routes of each
  * primitive ({@link DirectoryRoutes}, {@link AllocatorRoutes}, {@link InternerRoutes},
- * {@link MutexRoutes}, {@link ElectionRoutes}, {@link SemaphoreRoutes}), the dashboard, health and metrics, and the error mapping
+ * {@link MutexRoutes}, {@link ElectionRoutes}, {@link SemaphoreRoutes}, {@link ReadWriteLockRoutes}), the dashboard, health and metrics, and the error mapping
  * ({@link HttpErrorHandler}).
  */
 public final class HttpVerticle extends VerticleBase {
@@ -44,6 +44,7 @@ public final class HttpVerticle extends VerticleBase {
   private MutexRoutes mutexRoutes;
   private ElectionRoutes electionRoutes;
   private SemaphoreRoutes semaphoreRoutes;
+  private ReadWriteLockRoutes readWriteLockRoutes;
   private ClusterMembers members;
   private final Set<WebSocketSession> sessions = ConcurrentHashMap.newKeySet();
 
@@ -111,6 +112,8 @@ public final class HttpVerticle extends VerticleBase {
     electionRoutes.mount(router);
     semaphoreRoutes = new SemaphoreRoutes(vertx, options, forward);
     semaphoreRoutes.mount(router);
+    readWriteLockRoutes = new ReadWriteLockRoutes(vertx, options, forward);
+    readWriteLockRoutes.mount(router);
     new HttpErrorHandler(router, options.getBodyLimit()).mount();
 
     server = vertx.createHttpServer(new HttpServerOptions()
@@ -148,6 +151,7 @@ public final class HttpVerticle extends VerticleBase {
     Future<?> abandoned = Future.join(mutexRoutes == null ? Future.succeededFuture() : mutexRoutes.close(),
         electionRoutes == null ? Future.succeededFuture() : electionRoutes.close(),
         semaphoreRoutes == null ? Future.succeededFuture() : semaphoreRoutes.close());
+        readWriteLockRoutes == null ? Future.succeededFuture() : readWriteLockRoutes.close());
     for (WebSocketSession session : new ArrayList<>(sessions)) {
       session.shutdown("the coordination service on this node is stopping");
     }
