@@ -73,7 +73,7 @@ public final class MutexVerticle extends LayerVerticle {
   private long livenessTimer = -1;
   private long watchSweepTimer = -1;
   /** Acquires waiting through this verticle: ended on abandon, on their requester's departure and on stop. */
-  private final RequesterWaits waits = new RequesterWaits();
+  private final RequesterWaits<FencingToken> waits = new RequesterWaits<>();
   private volatile boolean stopping;
   /** The grants ("name" held by "owner") the stop could not release: their leases end them. */
   private final List<String> unreleasedAtStop = new CopyOnWriteArrayList<>();
@@ -331,7 +331,7 @@ public final class MutexVerticle extends LayerVerticle {
     return waits.endAll(MutexVerticle::closing).transform(x -> releaseHeld());
   }
 
-  private static ReplyException closing(RequesterWaits.Wait w) {
+  private static ReplyException closing(RequesterWaits.Wait<?> w) {
     return FailureCodes.failure(FailureKind.CLOSED, "the service on this node is stopping: '"
         + w.owner() + "' left the queue of mutex '" + w.name() + "'");
   }

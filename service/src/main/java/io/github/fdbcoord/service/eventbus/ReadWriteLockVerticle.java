@@ -10,9 +10,7 @@ import io.github.fdbcoord.rwlock.ReadWriteLockException;
 import io.github.fdbcoord.rwlock.ReadWriteLockService;
 import io.github.fdbcoord.rwlock.ReadWriteLockState;
 import io.vertx.core.Future;
-import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.ReplyException;
-import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.internal.logging.Logger;
 import io.vertx.core.internal.logging.LoggerFactory;
 import io.vertx.core.json.JsonArray;
@@ -23,8 +21,6 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -41,9 +37,6 @@ import java.util.concurrent.TimeUnit;
  * {@code liveness} address, and when this verticle stops; a grant that races the end is released by the layer. An
  * acquire answered {@code store_unavailable} whose grant comes later is released at once. On stop, the grants
  * obtained through this verticle and still held are released, so a stopping node hands its locks on at once.
- *
- * <p>The waits are tracked here rather than by {@link RequesterWaits}, which is bound to the mutex layer's waits;
- * the two do the same for their layer.
  */
 public final class ReadWriteLockVerticle extends LayerVerticle {
   private static final Logger LOG = LoggerFactory.getLogger(ReadWriteLockVerticle.class);
@@ -54,31 +47,9 @@ public final class ReadWriteLockVerticle extends LayerVerticle {
   /** Grants obtained through this verticle, "name\0owner" to grant: released on stop. */
   private final Map<String, ReadWriteGrant> grants = new ConcurrentHashMap<>();
   /** Acquires waiting through this verticle: ended on abandon, on their requester's departure and on stop. */
-  private final Set<Waiting> waiting = ConcurrentHashMap.newKeySet();
+  private final RequesterWaits<ReadWriteGrant> waits = new RequesterWaits<>();
   private volatile boolean stopping;
   private long livenessTimer = -1;
-
-  /** One acquire waiting for its requester, and why it was ended (null while nobody ended it). */
-  private static final class Waiting {
-    final String name;
-    final String owner;
-    final String liveness;
-    final CompletableFuture<ReadWriteGrant> granted;
-    volatile ReplyException endedBecause;
-
-    Waiting(String name, String owner, String liveness, CompletableFuture<ReadWriteGrant> granted) {
-      this.name = name;
-      this.owner = owner;
-      this.liveness = liveness;
-      this.granted = granted;
-    }
-
-    /** Cancels the layer's wait, which leaves the queue and releases a grant that raced the cancellation. */
-    void end(ReplyException why) {
-      endedBecause = why;
-      granted.cancel(false);
-    }
-  }
 
   /** Serves {@code locks} on {@code address}; acquires wait at most {@code maxAcquireTimeout}. */
   public ReadWriteLockVerticle(String address, ReadWriteLockService locks, Duration maxAcquireTimeout,
@@ -92,7 +63,7 @@ public final class ReadWriteLockVerticle extends LayerVerticle {
   @Override
   public Future<?> start() {
     long interval = locks.options().heartbeatInterval().toMillis();
-    livenessTimer = vertx.setPeriodic(interval, id -> pingRequesters(Math.max(100, interval)));
+    livenessTimer = vertx.setPeriodic(interval, id -> waits.pingRequesters(vertx, Duration.ofMillis(Math.max(100, interval))));
     return super.start();
   }
 
@@ -141,9 +112,9 @@ public final class ReadWriteLockVerticle extends LayerVerticle {
     action(ReadWriteLockWire.ABANDON, body -> {
       String name = name(body);
       String owner = owner(body);
-      int ended = end(name, owner, FailureCodes.failure(FailureCodes.CONFLICT, "abandoned",
-          "the acquire of read-write lock '" + name + "' by '" + owner + "' was abandoned by its requester"));
-      return Future.succeededFuture(new JsonObject().put("name", name).put("owner", owner).put("abandoned", ended));
+      return waits.end(name, owner, FailureCodes.failure(FailureCodes.CONFLICT, "abandoned",
+          "the acquire of read-write lock '" + name + "' by '" + owner + "' was abandoned by its requester"))
+          .map(ended -> new JsonObject().put("name", name).put("owner", owner).put("abandoned", ended));
     });
   }
 
@@ -153,49 +124,13 @@ public final class ReadWriteLockVerticle extends LayerVerticle {
       return Future.failedFuture(FailureCodes.failure(FailureKind.CLOSED, "the service on this node is stopping"));
     }
     return store(() -> {
-      CompletableFuture<ReadWriteGrant> granted = locks.awaitGrant(name, owner, mode, timeout);
-      Waiting w = new Waiting(name, owner, liveness, granted);
-      waiting.add(w);
+      CompletableFuture<ReadWriteGrant> granted = waits.track(
+          RequesterWaits.Wait.ofReadWriteLock(name, owner, locks.awaitGrant(name, owner, mode, timeout)), liveness);
       if (stopping) {
-        w.end(closing(w)); // stop() may have ended the waits before this one was tracked
+        waits.endAll(ReadWriteLockVerticle::closing); // stop() may have swept the waits before this one was tracked
       }
-      return granted.whenComplete((g, e) -> waiting.remove(w)).exceptionallyCompose(e -> {
-        Throwable cause = FdbErrors.unwrap(e);
-        return CompletableFuture.failedFuture(cause instanceof CancellationException && w.endedBecause != null
-            ? w.endedBecause : cause);
-      });
+      return granted;
     });
-  }
-
-  /** Ends the waits of {@code owner} for lock {@code name}; how many. */
-  private int end(String name, String owner, ReplyException why) {
-    int ended = 0;
-    for (Waiting w : waiting) {
-      if (w.name.equals(name) && w.owner.equals(owner)) {
-        w.end(why);
-        ended++;
-      }
-    }
-    return ended;
-  }
-
-  /**
-   * Pings every requester that gave a liveness address. Only a registration that is gone counts as the requester's
-   * departure: a slow answer (load, a pause) is no proof of death.
-   */
-  private void pingRequesters(long timeoutMs) {
-    for (Waiting w : waiting) {
-      if (w.liveness == null) {
-        continue;
-      }
-      vertx.eventBus().request(w.liveness, new JsonObject(), new DeliveryOptions().setSendTimeout(timeoutMs))
-          .onFailure(e -> {
-            if (e instanceof ReplyException r && r.failureType() == ReplyFailure.NO_HANDLERS) {
-              w.end(FailureCodes.failure(FailureCodes.CONFLICT, "abandoned", "the node that sent the acquire of"
-                  + " read-write lock '" + w.name + "' by '" + w.owner + "' is gone (" + e.getMessage() + ")"));
-            }
-          });
-    }
   }
 
   /**
@@ -259,9 +194,7 @@ public final class ReadWriteLockVerticle extends LayerVerticle {
   public Future<?> stop() {
     stopping = true;
     vertx.cancelTimer(livenessTimer);
-    for (Waiting w : waiting) {
-      w.end(closing(w));
-    }
+    waits.endAll(ReadWriteLockVerticle::closing);
     List<ReadWriteGrant> held = new ArrayList<>(grants.values());
     grants.clear();
     List<Future<?>> releases = new ArrayList<>();
@@ -276,9 +209,9 @@ public final class ReadWriteLockVerticle extends LayerVerticle {
     return Future.join(releases).transform(ar -> super.stop());
   }
 
-  private static ReplyException closing(Waiting w) {
-    return FailureCodes.failure(FailureKind.CLOSED, "the service on this node is stopping: '" + w.owner
-        + "' left the queue of read-write lock '" + w.name + "'");
+  private static ReplyException closing(RequesterWaits.Wait<?> w) {
+    return FailureCodes.failure(FailureKind.CLOSED, "the service on this node is stopping: '" + w.owner()
+        + "' left the queue of read-write lock '" + w.name() + "'");
   }
 
   /** How many grants obtained through this verticle are believed held. */

@@ -4,6 +4,7 @@ import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.fdb.FdbErrors;
 import io.github.fdbcoord.mutex.MutexService;
 import io.github.fdbcoord.mutex.MutexWait;
+import io.github.fdbcoord.rwlock.ReadWriteGrant;
 import io.github.fdbcoord.semaphore.SemaphoreService;
 import io.github.fdbcoord.semaphore.SemaphoreWait;
 import io.vertx.core.Future;
@@ -24,35 +25,42 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * The layers' waits ({@link MutexService#awaitGrant}, {@link SemaphoreService#awaitGrant}) started for event-bus
+ * The layers' waits ({@link MutexService#awaitGrant}, {@link SemaphoreService#awaitGrant}, the read-write lock's
+ * {@code awaitGrant}) started for event-bus
  * requesters, with what is about the event bus alone: each request is answered with why its wait ended (abandoned, the
  * requester gone, the service stopping), and a requester that sent a liveness address is pinged
  * there; one whose node no longer has a handler at it abandons its wait.
  */
-final class RequesterWaits {
-  private final Set<Waiting> waiting = ConcurrentHashMap.newKeySet();
+final class RequesterWaits<G> {
+  private final Set<Waiting<G>> waiting = ConcurrentHashMap.newKeySet();
 
   /**
-   * A layer's wait for a grant, as far as ending it goes: the mutex's and the semaphore's waits have the same shape
-   * but no common type in the layers, which know nothing of each other.
+   * A layer's wait for a grant {@code G}, as far as ending it goes: the layers' waits have the same shape but no
+   * common type in the layers, which know nothing of each other.
    */
-  record Wait(String layer, String name, String owner, CompletableFuture<FencingToken> granted,
+  record Wait<G>(String layer, String name, String owner, CompletableFuture<G> granted,
       Supplier<CompletableFuture<Boolean>> cancel) {
-    static Wait of(MutexWait w) {
-      return new Wait("mutex", w.name(), w.owner(), w.granted(), w::cancel);
+    static Wait<FencingToken> of(MutexWait w) {
+      return new Wait<>("mutex", w.name(), w.owner(), w.granted(), w::cancel);
     }
 
-    static Wait of(SemaphoreWait w) {
-      return new Wait("semaphore", w.name(), w.owner(), w.granted(), w::cancel);
+    static Wait<FencingToken> of(SemaphoreWait w) {
+      return new Wait<>("semaphore", w.name(), w.owner(), w.granted(), w::cancel);
+    }
+
+    /** The read-write lock's wait: cancelling its future leaves the queue and releases a grant that raced it. */
+    static Wait<ReadWriteGrant> ofReadWriteLock(String name, String owner, CompletableFuture<ReadWriteGrant> granted) {
+      return new Wait<>("read-write lock", name, owner, granted,
+          () -> CompletableFuture.completedFuture(granted.cancel(false)));
     }
   }
 
-  private static final class Waiting {
-    final Wait wait;
+  private static final class Waiting<G> {
+    final Wait<G> wait;
     final String liveness;
     volatile ReplyException endedBecause;
 
-    Waiting(Wait wait, String liveness) {
+    Waiting(Wait<G> wait, String liveness) {
       this.wait = wait;
       this.liveness = liveness;
     }
@@ -67,8 +75,8 @@ final class RequesterWaits {
    * Tracks {@code wait} until it ends; the returned future completes with its grant's token, or
    * fails with the reason it was ended by this class (or the layer's failure).
    */
-  CompletableFuture<FencingToken> track(Wait wait, String liveness) {
-    Waiting w = new Waiting(wait, liveness);
+  CompletableFuture<G> track(Wait<G> wait, String liveness) {
+    Waiting<G> w = new Waiting<>(wait, liveness);
     waiting.add(w);
     return wait.granted().whenComplete((token, e) -> waiting.remove(w)).exceptionallyCompose(e -> {
       Throwable cause = FdbErrors.unwrap(e);
@@ -80,7 +88,7 @@ final class RequesterWaits {
   /** Ends the waits of {@code owner} for {@code name} (a mutex or semaphore, as this instance serves); completes, with how many, once they left the queue. */
   Future<Integer> end(String name, String owner, ReplyException why) {
     List<Future<?>> ended = new ArrayList<>();
-    for (Waiting w : waiting) {
+    for (Waiting<G> w : waiting) {
       if (w.wait.name().equals(name) && w.wait.owner().equals(owner)) {
         ended.add(w.end(why));
       }
@@ -89,9 +97,9 @@ final class RequesterWaits {
   }
 
   /** Ends every wait, each answered with {@code why.apply(wait)}; completes once they all left their queues. */
-  Future<?> endAll(Function<Wait, ReplyException> why) {
+  Future<?> endAll(Function<Wait<G>, ReplyException> why) {
     List<Future<?>> ended = new ArrayList<>();
-    for (Waiting w : waiting) {
+    for (Waiting<G> w : waiting) {
       ended.add(w.end(why.apply(w.wait)));
     }
     return Future.join(ended);
@@ -102,7 +110,7 @@ final class RequesterWaits {
    * the requester's departure: a slow answer (load, a pause) is no proof of death.
    */
   void pingRequesters(Vertx vertx, Duration timeout) {
-    for (Waiting w : waiting) {
+    for (Waiting<G> w : waiting) {
       if (w.liveness == null) {
         continue;
       }

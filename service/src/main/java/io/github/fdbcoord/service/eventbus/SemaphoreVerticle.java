@@ -42,7 +42,7 @@ public final class SemaphoreVerticle extends LayerVerticle {
   /** Grants obtained through this verticle, "name\0owner" to grant: released on stop. */
   private final Map<String, Grant> grants = new ConcurrentHashMap<>();
   /** Acquires waiting through this verticle: ended on abandon, on their requester's departure and on stop. */
-  private final RequesterWaits waits = new RequesterWaits();
+  private final RequesterWaits<FencingToken> waits = new RequesterWaits<>();
   private long livenessTimer = -1;
   private volatile boolean stopping;
 
@@ -175,7 +175,7 @@ public final class SemaphoreVerticle extends LayerVerticle {
     return waits.endAll(SemaphoreVerticle::closing).transform(x -> releaseHeld());
   }
 
-  private static ReplyException closing(RequesterWaits.Wait w) {
+  private static ReplyException closing(RequesterWaits.Wait<?> w) {
     return FailureCodes.failure(FailureKind.CLOSED, "the service on this node is stopping: '" + w.owner()
         + "' left the queue of semaphore '" + w.name() + "'");
   }

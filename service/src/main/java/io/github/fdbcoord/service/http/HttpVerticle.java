@@ -150,7 +150,7 @@ public final class HttpVerticle extends VerticleBase {
     }
     Future<?> abandoned = Future.join(mutexRoutes == null ? Future.succeededFuture() : mutexRoutes.close(),
         electionRoutes == null ? Future.succeededFuture() : electionRoutes.close(),
-        semaphoreRoutes == null ? Future.succeededFuture() : semaphoreRoutes.close());
+        semaphoreRoutes == null ? Future.succeededFuture() : semaphoreRoutes.close(),
         readWriteLockRoutes == null ? Future.succeededFuture() : readWriteLockRoutes.close());
     for (WebSocketSession session : new ArrayList<>(sessions)) {
       session.shutdown("the coordination service on this node is stopping");
