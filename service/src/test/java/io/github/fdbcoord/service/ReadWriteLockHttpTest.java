@@ -2,6 +2,8 @@ package io.github.fdbcoord.service;
 
 import static io.github.fdbcoord.service.ServiceFixture.await;
 import static io.github.fdbcoord.service.WaiterLivenessTest.eventually;
+import static io.github.fdbcoord.service.HttpAnswers.ok;
+import static io.github.fdbcoord.service.HttpAnswers.refused;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -74,21 +76,6 @@ class ReadWriteLockHttpTest {
   private WebClient manyConnections() {
     return WebClient.create(vertx, new WebClientOptions().setDefaultHost("127.0.0.1")
         .setDefaultPort(f.service.httpPort()), new PoolOptions().setHttp1MaxSize(64));
-  }
-
-  private static JsonObject ok(HttpResponse<Buffer> r) {
-    assertEquals(200, r.statusCode(), r.bodyAsString());
-    return r.bodyAsJsonObject();
-  }
-
-  private static JsonObject refused(HttpResponse<Buffer> r, int status, String error) {
-    assertEquals(status, r.statusCode(), r.bodyAsString());
-    JsonObject body = r.bodyAsJsonObject();
-    assertEquals(error, body.getString("error"), body.encode());
-    String message = body.getString("message");
-    assertTrue(message != null && !message.isEmpty(), body.encode());
-    assertFalse(message.contains("\tat ") || message.contains("Exception"), () -> "a stack trace: " + body.encode());
-    return body;
   }
 
   private JsonObject state(String name) {

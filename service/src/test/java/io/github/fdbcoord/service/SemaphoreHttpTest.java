@@ -2,6 +2,8 @@ package io.github.fdbcoord.service;
 
 import static io.github.fdbcoord.service.ServiceFixture.await;
 import static io.github.fdbcoord.service.WaiterLivenessTest.eventually;
+import static io.github.fdbcoord.service.HttpAnswers.ok;
+import static io.github.fdbcoord.service.HttpAnswers.refused;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -81,21 +83,6 @@ class SemaphoreHttpTest {
   private Future<HttpResponse<Buffer>> acquire(String name, int permits, String owner, long timeoutMs) {
     return post("/semaphores/" + name + "/acquire", new JsonObject().put("permits", permits).put("owner", owner)
         .put("timeoutMs", timeoutMs));
-  }
-
-  private static JsonObject ok(HttpResponse<Buffer> r) {
-    assertEquals(200, r.statusCode(), r.bodyAsString());
-    return r.bodyAsJsonObject();
-  }
-
-  private static JsonObject refused(HttpResponse<Buffer> r, int status, String error) {
-    assertEquals(status, r.statusCode(), r.bodyAsString());
-    JsonObject body = r.bodyAsJsonObject();
-    assertEquals(error, body.getString("error"), body.encode());
-    String message = body.getString("message");
-    assertTrue(message != null && !message.isEmpty(), body.encode());
-    assertFalse(message.contains("\tat ") || message.contains("Exception"), () -> "a stack trace: " + body.encode());
-    return body;
   }
 
   private JsonObject state(String name) {
