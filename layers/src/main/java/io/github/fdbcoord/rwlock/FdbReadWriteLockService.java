@@ -216,8 +216,12 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
           if (mine.ticket() != null) {
             return refresh ? renewWaiter(tr, name, mine.ticket(), expiresAt) : CompletableFuture.completedFuture(Stamped.now(Optional.empty()));
           }
-          return schema.readHolders(tr, name).thenCombine(schema.readQueue(tr, name, options.maxQueueLength()), (holders, queue) -> {
-            if (queue.isEmpty() && holders.stream().allMatch(h -> h.mode().isCompatibleWith(mode))) {
+          // A reader may go in unless a writer holds: it reads the writer key, not the holders (see the schema).
+          CompletableFuture<Boolean> compatible = mode == LockMode.READ
+              ? schema.readWriterHolds(tr, name).thenApply(writer -> !writer)
+              : schema.readHolders(tr, name).thenApply(List::isEmpty);
+          return compatible.thenCombine(schema.readQueue(tr, name, options.maxQueueLength()), (free, queue) -> {
+            if (queue.isEmpty() && free) {
               schema.writeGrant(tr, name, owner, mode, 0);
               schema.writeLease(tr, name, owner, expiresAt);
               schema.touchGeneration(tr, name);
@@ -262,10 +266,23 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
   /** Ends {@code grant} and grants the queue's head while compatible. */
   CompletableFuture<Stamped<Void>> releaseIn(Transaction tr, ReadWriteGrant grant) {
     String name = grant.lock();
-    return checkedHolders(tr, grant).thenApply(hq -> {
-      schema.clearGrant(tr, name, grant.owner());
-      grantHeads(tr, name, without(hq.holders(), grant.owner()), hq.queue(), 0);
-      return Stamped.now(null);
+    CompletableFuture<List<Waiter>> queueRead = schema.readQueue(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED);
+    return schema.readGrant(tr, name, grant.owner()).thenCompose(current -> {
+      if (!isGrant(current, grant)) {
+        throw notHeld(grant);
+      }
+      return queueRead;
+    }).thenCompose(queue -> {
+      schema.clearGrant(tr, name, grant.owner(), grant.mode());
+      if (queue.isEmpty()) {
+        // Nobody to let in: the other holders are not read, so that readers leaving while others go in (each
+        // writing a holder key) do not conflict.
+        return CompletableFuture.completedFuture(Stamped.<Void>now(null));
+      }
+      return schema.readHolders(tr, name).thenApply(holders -> {
+        grantHeads(tr, name, without(holders, grant.owner()), queue, 0);
+        return Stamped.<Void>now(null);
+      });
     });
   }
 
@@ -273,6 +290,7 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
   CompletableFuture<Stamped<ReadWriteGrant>> downgradeIn(Transaction tr, ReadWriteGrant grant) {
     String name = grant.lock();
     return checkedHolders(tr, grant).thenApply(hq -> {
+      schema.clearWriter(tr, name);
       schema.writeGrant(tr, name, grant.owner(), LockMode.READ, 0);
       schema.writeLease(tr, name, grant.owner(), clock.getAsLong() + options.lease().toMillis());
       schema.touchGeneration(tr, name);
@@ -326,7 +344,7 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
       for (Holder h : holders) {
         Long deadline = leases.get(h.owner());
         if (deadline == null || deadline < now) {
-          schema.clearGrant(tr, name, h.owner());
+          schema.clearGrant(tr, name, h.owner(), h.mode());
           expired++;
         } else {
           live.add(h);

@@ -29,6 +29,7 @@ import java.util.concurrent.CompletableFuture;
  * root("l", name, "queue", ticket)  = (owner:str, mode:str, expiresAt:int)   FIFO queue, ticket = versionstamp of the enqueue
  * root("l", name, "queued", owner)  = (ticket:vstamp)             the owner's queue entry: nobody enqueues twice
  * root("l", name, "generation")     = 10 bytes                    a commit's versionstamp, written by every grant (waiters watch it)
+ * root("l", name, "writer")         = (owner:str)                 while a writer holds: a reader reads this key (with a conflict) instead of the holders
  * </pre>
  *
  * <p>The grant key and the lease key are apart so that a holder's heartbeats never touch what
@@ -50,6 +51,7 @@ final class ReadWriteLockSchema {
   private static final String QUEUE = "queue";
   private static final String QUEUED = "queued";
   private static final String GENERATION = "generation";
+  private static final String WRITER = "writer";
 
   private final Subspace root;
 
@@ -197,6 +199,29 @@ final class ReadWriteLockSchema {
     return value.clone();
   }
 
+  // ---------------------------------------------------------------- writer
+
+  byte[] packWriterKey(String name) {
+    return lock(name).pack(Tuple.from(WRITER));
+  }
+
+  byte[] packWriterValue(String owner) {
+    return Tuple.from(owner).pack();
+  }
+
+  String unpackWriterValue(byte[] value) {
+    return Tuple.fromBytes(value).getString(0);
+  }
+
+  /**
+   * Whether a writer holds {@code name}, read with a conflict: a reader that may go in reads this one key, not the
+   * holders, so that readers going in at once do not conflict with each other (each writes a holder key), only with
+   * a writer's grant or end.
+   */
+  CompletableFuture<Boolean> readWriterHolds(ReadTransaction tr, String name) {
+    return tr.get(packWriterKey(name)).thenApply(v -> v != null);
+  }
+
   // ---------------------------------------------------------------- active index
 
   Range activeRange() {
@@ -236,12 +261,23 @@ final class ReadWriteLockSchema {
   /** Makes {@code owner} a holder in {@code mode}, its token this commit's versionstamp with {@code userVersion}. */
   void writeGrant(Transaction tr, String name, String owner, LockMode mode, int userVersion) {
     tr.mutate(MutationType.SET_VERSIONSTAMPED_VALUE, packGrantKey(name, owner), packGrantValueForGrant(mode, userVersion));
+    if (mode == LockMode.WRITE) {
+      tr.set(packWriterKey(name), packWriterValue(owner));
+    }
   }
 
-  /** Ends {@code owner}'s grant: its grant and its lease. */
-  void clearGrant(Transaction tr, String name, String owner) {
+  /** Ends {@code owner}'s grant in {@code mode}: its grant and its lease (and the writer key for a writer). */
+  void clearGrant(Transaction tr, String name, String owner, LockMode mode) {
     tr.clear(packGrantKey(name, owner));
     tr.clear(packLeaseKey(name, owner));
+    if (mode == LockMode.WRITE) {
+      tr.clear(packWriterKey(name));
+    }
+  }
+
+  /** A writer's grant became a reader's (downgrade): no writer holds any more. */
+  void clearWriter(Transaction tr, String name) {
+    tr.clear(packWriterKey(name));
   }
 
   /** Every holder's lease deadline, by owner. */

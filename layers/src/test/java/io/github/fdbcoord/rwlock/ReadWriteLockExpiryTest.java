@@ -34,6 +34,34 @@ class ReadWriteLockExpiryTest extends ReadWriteLockTestSupport {
     await(reader.release());
   }
 
+  /**
+   * Readers go in by the writer key, not the holders: the end of a writer's grant by its lease, its downgrade and its
+   * release must each clear it, or a reader with nobody before it would wait for a grant nobody makes.
+   */
+  @Test
+  void aReaderGoesStraightInOnceAWritersGrantEndedByLeaseDowngradeOrRelease() {
+    FdbReadWriteLockService crashing = service(expiring());
+    ReadWriteLockService s = service(expiring());
+    await(crashing.acquireWrite("l", "w", null));
+    assertEquals(Optional.empty(), await(s.tryAcquire("l", "early", LockMode.READ)), "a writer holds");
+    assertTrue(await(s.leave("l", "early")));
+    crashing.close();
+    eventually("the silent writer's lease ends", Duration.ofSeconds(30), () -> holders(s, "l").isEmpty());
+    ReadWriteGrant afterLease = await(s.tryAcquire("l", "r1", LockMode.READ)).orElseThrow();
+    await(s.release(afterLease));
+
+    ReadWriteLockHandle writer = await(s.acquireWrite("l", "w2", Duration.ZERO));
+    ReadWriteGrant downgraded = await(s.downgrade(writer.grant()));
+    ReadWriteGrant beside = await(s.tryAcquire("l", "r2", LockMode.READ)).orElseThrow(
+        () -> new AssertionError("a reader waits beside a downgraded writer"));
+    await(s.release(beside));
+    await(s.release(downgraded));
+
+    ReadWriteLockHandle w3 = await(s.acquireWrite("l", "w3", Duration.ZERO));
+    await(w3.release());
+    assertTrue(await(s.tryAcquire("l", "r3", LockMode.READ)).isPresent(), "a reader goes in after a writer's release");
+  }
+
   @Test
   void aHeartbeatingHolderOutlivesItsLease() {
     ReadWriteLockService s = service(expiring());

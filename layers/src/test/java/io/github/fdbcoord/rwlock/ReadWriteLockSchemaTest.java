@@ -13,6 +13,7 @@ import java.util.Arrays;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -78,6 +79,13 @@ class ReadWriteLockSchemaTest {
     assertEquals("a lock", schema.unpackActiveKey(schema.packActiveKey("a lock")));
     assertTrue(inRange(schema.activeRange(), schema.packActiveKey("a lock")));
     assertEquals(0, schema.packActiveValue().length);
+  }
+
+  @Test
+  void writerRoundTrip() {
+    assertEquals("w1", schema.unpackWriterValue(schema.packWriterValue("w1")));
+    assertTrue(inRange(schema.lock("a lock").range(), schema.packWriterKey("a lock")), "inside the lock's keys");
+    assertFalse(inRange(schema.grantRange("a lock"), schema.packWriterKey("a lock")), "not among its holders");
   }
 
   private static boolean inRange(com.apple.foundationdb.Range r, byte[] key) {
