@@ -286,7 +286,7 @@ final class FdbSemaphoreService implements SemaphoreService {
       if (ticket != null) {
         if (room && head != null && head.ticket().equals(ticket)) {
           schema.dequeue(tr, name, ticket, owner);
-          return CompletableFuture.completedFuture(grant(tr, name, permits, owner, watched));
+          return CompletableFuture.completedFuture(grant(tr, name, permits, stored != null, owner, watched));
         }
         // Still waiting: the beat keeps the entry alive (the reaper removes entries whose beats stop). Only once a
         // heartbeat interval: a pass that a change woke reads only, so the waiters woken by one grant or release do
@@ -303,7 +303,7 @@ final class FdbSemaphoreService implements SemaphoreService {
         });
       }
       if (room && head == null) {
-        return CompletableFuture.completedFuture(grant(tr, name, permits, owner, watched));
+        return CompletableFuture.completedFuture(grant(tr, name, permits, stored != null, owner, watched));
       }
       if (!enqueue) {
         return CompletableFuture.completedFuture(Attempt.none(watched));
@@ -314,15 +314,16 @@ final class FdbSemaphoreService implements SemaphoreService {
               + queue.size() + " waiters (maxQueueLength)");
         }
         schema.enqueue(tr, name, owner);
-        schema.markInUse(tr, name, permits);
+        schema.markInUse(tr, name, permits, stored != null);
         return Attempt.none(watched);
       });
     });
   }
 
-  private Attempt grant(Transaction tr, String name, int permits, String owner, CompletableFuture<Void> watched) {
+  private Attempt grant(Transaction tr, String name, int permits, boolean stored, String owner,
+      CompletableFuture<Void> watched) {
     schema.grant(tr, name, owner);
-    schema.markInUse(tr, name, permits);
+    schema.markInUse(tr, name, permits, stored);
     return new Attempt(null, tr.getVersionstamp(), watched);
   }
 

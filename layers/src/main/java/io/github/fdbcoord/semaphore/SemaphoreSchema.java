@@ -283,9 +283,15 @@ final class SemaphoreSchema {
 
   // ================================================================ writes
 
-  /** Marks the semaphore in use with {@code permits}. */
-  void markInUse(Transaction tr, String name, int permits) {
-    tr.set(packPermitsKey(name), packPermitsValue(permits));
+  /**
+   * Marks the semaphore in use with {@code permits}; the count is written only when none is stored
+   * ({@code stored} false): every acquire reads it with a conflict, so rewriting it made every two acquires
+   * conflict.
+   */
+  void markInUse(Transaction tr, String name, int permits, boolean stored) {
+    if (!stored) {
+      tr.set(packPermitsKey(name), packPermitsValue(permits));
+    }
     tr.set(packActiveKey(name), new byte[0]);
   }
 

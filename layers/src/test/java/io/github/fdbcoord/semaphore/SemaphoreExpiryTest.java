@@ -111,7 +111,7 @@ class SemaphoreExpiryTest extends SemaphoreTestSupport {
     // A waiter whose requester disappeared: a queue entry that nobody keeps alive.
     await(db.runAsync(tr -> {
       s.schema.enqueue(tr, "sem", "ghost");
-      s.schema.markInUse(tr, "sem", 1);
+      s.schema.markInUse(tr, "sem", 1, false);
       return CompletableFuture.completedFuture(null);
     }));
     CompletableFuture<SemaphoreHandle> live = s.acquire("sem", 1, "live", LONG);
