@@ -208,19 +208,22 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
   CompletableFuture<Stamped<Optional<ReadWriteGrant>>> acquireIn(Transaction tr, String name, String owner,
       LockMode mode, boolean refresh) {
     long expiresAt = clock.getAsLong() + options.lease().toMillis();
-    return schema.readGrant(tr, name, owner).thenCombine(schema.readTicket(tr, name, owner), Mine::new)
-        .thenCompose(mine -> {
+    // Every read at once, one round trip: the owner's own keys, and what decides whether it may go in (a reader reads
+    // the writer key, not the holders: see the schema). The latter two are wasted, and add their conflict ranges,
+    // only when the owner already holds or waits.
+    CompletableFuture<Mine> mineRead = schema.readGrant(tr, name, owner).thenCombine(schema.readTicket(tr, name, owner), Mine::new);
+    CompletableFuture<Boolean> freeRead = mode == LockMode.READ
+        ? schema.readWriterHolds(tr, name).thenApply(writer -> !writer)
+        : schema.readHolders(tr, name).thenApply(List::isEmpty);
+    CompletableFuture<List<Waiter>> queueRead = schema.readQueue(tr, name, options.maxQueueLength());
+    return mineRead.thenCompose(mine -> {
           if (mine.held() != null) {
             return CompletableFuture.completedFuture(Stamped.now(Optional.of(mine.held().toGrant(name))));
           }
           if (mine.ticket() != null) {
             return refresh ? renewWaiter(tr, name, mine.ticket(), expiresAt) : CompletableFuture.completedFuture(Stamped.now(Optional.empty()));
           }
-          // A reader may go in unless a writer holds: it reads the writer key, not the holders (see the schema).
-          CompletableFuture<Boolean> compatible = mode == LockMode.READ
-              ? schema.readWriterHolds(tr, name).thenApply(writer -> !writer)
-              : schema.readHolders(tr, name).thenApply(List::isEmpty);
-          return compatible.thenCombine(schema.readQueue(tr, name, options.maxQueueLength()), (free, queue) -> {
+          return freeRead.thenCombine(queueRead, (free, queue) -> {
             if (queue.isEmpty() && free) {
               schema.writeGrant(tr, name, owner, mode, 0);
               schema.writeLease(tr, name, owner, expiresAt);
