@@ -308,7 +308,16 @@ public final class CoordinationVerticle extends VerticleBase {
             exec)
         .thenCompose(allocators -> CompletableFuture.allOf(mutexesOpened, semaphoresOpened, readWriteLocksOpened)
             .thenApply(v -> new Layers(directories, allocators, interners, mutexesOpened.join(), semaphoresOpened.join(),
-                readWriteLocksOpened.join())));
+                readWriteLocksOpened.join())))
+        .whenComplete((layers, failed) -> {
+          if (failed != null) {
+            // The services that did open run reapers and heartbeats of their own: a failed start stops them.
+            for (CompletableFuture<? extends AutoCloseable> opened : List.of(mutexesOpened, semaphoresOpened,
+                readWriteLocksOpened)) {
+              opened.thenAccept(service -> closeQuietly(service, "a layer service of a failed start"));
+            }
+          }
+        });
   }
 
   private List<String> child(String name) {
