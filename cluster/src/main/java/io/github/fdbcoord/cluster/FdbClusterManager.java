@@ -358,6 +358,11 @@ public class FdbClusterManager implements ClusterManager {
     return CompletableFuture.allOf(detectorClosed, busClosed);
   }
 
+  /** For fault injection: whether {@link #simulateCrash()} closes the event bus (this node's Vert.x is its own). */
+  boolean crashClosesEventBus() {
+    return vertx != null && vertx.clusterManager() == this;
+  }
+
   /**
    * Fault injection for tests (not API): the next join crashes this node (as {@link #simulateCrash()})
    * right after its record is in the store, before it heartbeats, watches or answers anything; the
