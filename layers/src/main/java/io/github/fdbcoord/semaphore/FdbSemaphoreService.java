@@ -80,13 +80,13 @@ final class FdbSemaphoreService implements SemaphoreService {
       return CompletableFuture.failedFuture(SemaphoreException.closed(name));
     }
     if (timeout != null && timeout.isZero()) {
-      return transact(tr -> acquireIn(tr, name, permits, owner, false, false, true)).thenCompose(this::tokenOf)
-          .thenApply(token -> {
+      return FdbErrors.unwrapped(transact(tr -> acquireIn(tr, name, permits, owner, false, false, true))
+          .thenCompose(this::tokenOf).thenApply(token -> {
             if (token == null) {
               throw timedOut(name, owner, timeout);
             }
             return (SemaphoreHandle) startHandle(name, owner, token);
-          });
+          }));
     }
     Waiting w = startWaiting(name, permits, owner, timeout);
     CompletableFuture<SemaphoreHandle> handle = new CompletableFuture<>();

@@ -86,6 +86,9 @@ class SemaphoreServiceTest extends SemaphoreTestSupport {
     SemaphoreHandle holder = await(s.acquire("sem", 1, "holder", LONG));
     SemaphoreException zero = failure(SemaphoreException.class, s.acquire("sem", 1, "w", Duration.ZERO));
     assertEquals(SemaphoreException.Kind.TIMED_OUT, zero.kind());
+    // As every layer's public future: failed with the refusal itself, not a CompletionException around it.
+    Throwable seen = s.acquire("sem", 1, "w", Duration.ZERO).handle((h, e) -> e).get(60, java.util.concurrent.TimeUnit.SECONDS);
+    assertTrue(seen instanceof SemaphoreException, String.valueOf(seen));
     assertEquals(FailureKind.TIMED_OUT, zero.failureKind());
     SemaphoreException timedOut = failure(SemaphoreException.class, s.acquire("sem", 1, "w", Duration.ofMillis(300)));
     assertEquals(SemaphoreException.Kind.TIMED_OUT, timedOut.kind());
