@@ -1,5 +1,6 @@
 package io.github.fdbcoord.semaphore;
 
+import io.github.fdbcoord.mutex.MutexService;
 import com.apple.foundationdb.KeyValue;
 import com.apple.foundationdb.MutationType;
 import com.apple.foundationdb.Range;
@@ -13,7 +14,6 @@ import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.fdb.Versionstamps;
 import io.github.fdbcoord.semaphore.SemaphoreService.Holder;
 
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -39,9 +39,6 @@ import java.util.concurrent.CompletableFuture;
  * it ends a grant, so a heartbeat and an expiry never both commit.
  */
 final class SemaphoreSchema {
-  /** Longest semaphore or owner name, in UTF-8 bytes. */
-  static final int MAX_NAME_BYTES = 1024;
-
   private static final String ACTIVE = "active";
   private static final String SEMAPHORES = "s";
   private static final String PERMITS = "permits";
@@ -57,19 +54,9 @@ final class SemaphoreSchema {
     this.root = root;
   }
 
-  /** Checks a semaphore or owner name: non-null, non-empty, at most {@link #MAX_NAME_BYTES} UTF-8 bytes. */
+  /** Checks a semaphore or owner name by the mutex's rules (non-null, non-empty, at most 1,024 UTF-8 bytes). */
   static String checkName(String value, String what) {
-    if (value == null) {
-      throw new IllegalArgumentException(what + " must not be null");
-    }
-    if (value.isEmpty()) {
-      throw new IllegalArgumentException(what + " must not be empty");
-    }
-    int bytes = value.getBytes(StandardCharsets.UTF_8).length;
-    if (bytes > MAX_NAME_BYTES) {
-      throw new IllegalArgumentException(what + " is " + bytes + " UTF-8 bytes long, at most " + MAX_NAME_BYTES + " allowed");
-    }
-    return value;
+    return MutexService.checkName(value, what);
   }
 
   Subspace semaphore(String name) {
