@@ -9,7 +9,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /** Cluster-manager nodes on one Vert.x and one store, as the manager's own tests start them. */
-final class TestNodes {
+public final class TestNodes {
   private TestNodes() {}
 
   /** Options with {@code lease} and short intervals, on {@code db}. */
@@ -32,7 +32,7 @@ final class TestNodes {
   }
 
   /** Polls {@code condition} until it holds; fails naming {@code what} after {@code within}. */
-  static void waitUntil(String what, BooleanSupplier condition, Duration within) throws InterruptedException {
+  public static void waitUntil(String what, BooleanSupplier condition, Duration within) throws InterruptedException {
     long end = System.nanoTime() + within.toNanos();
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() > end) {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.github.fdbcoord.api.FencingToken;
+import io.github.fdbcoord.cluster.TestNodes;
 import io.github.fdbcoord.testing.ChildJvm;
 import io.github.fdbcoord.testing.SharedFdb;
 import java.nio.file.Path;
@@ -55,13 +56,7 @@ class SingletonCrossProcessTest {
   }
 
   private static void waitUntil(String what, BooleanSupplier condition) throws InterruptedException {
-    long end = System.nanoTime() + WAIT.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > end) {
-        throw new AssertionError("not within " + WAIT.toSeconds() + " s: " + what);
-      }
-      Thread.sleep(20);
-    }
+    TestNodes.waitUntil(what, condition, WAIT);
   }
 
   /** The child whose instance started (a STARTED line) under an epoch other than those given. */

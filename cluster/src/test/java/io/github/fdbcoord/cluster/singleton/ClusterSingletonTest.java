@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.github.fdbcoord.api.FencingToken;
+import io.github.fdbcoord.cluster.TestNodes;
 import io.github.fdbcoord.election.LeaderElection;
 import io.github.fdbcoord.embedded.EmbeddedDatabase;
 import io.github.fdbcoord.mutex.MutexOptions;
@@ -124,13 +125,7 @@ class ClusterSingletonTest {
   }
 
   private static void waitUntil(String what, BooleanSupplier condition) throws InterruptedException {
-    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > end) {
-        throw new AssertionError("not within 60 s: " + what);
-      }
-      Thread.sleep(10);
-    }
+    TestNodes.waitUntil(what, condition, Duration.ofSeconds(60));
   }
 
   /** The node whose instance runs, once its singleton knows it (the instance starts a moment before). */
