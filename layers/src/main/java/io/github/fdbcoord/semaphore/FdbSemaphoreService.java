@@ -11,11 +11,8 @@ import io.github.fdbcoord.semaphore.SemaphoreException.Kind;
 import io.github.fdbcoord.semaphore.SemaphoreSchema.Waiter;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -29,7 +26,7 @@ import static io.github.fdbcoord.semaphore.SemaphoreSchema.checkName;
 
 /**
  * {@link SemaphoreService} over fdb-java's {@link Database}: composes the queries of {@link SemaphoreSchema}. An
- * acquire that waits is a {@link Waiting}, a held permit heartbeats through a {@link Handle}, and the {@link Reaper}
+ * acquire that waits is a {@link Waiting}, a held permit heartbeats through a {@link Handle}, and the {@link SemaphoreReaper}
  * removes holders and waiters whose heartbeats stopped. Every change of holders ends with {@link #handOff}, which
  * grants the freed permit to the first waiter.
  */
@@ -45,7 +42,7 @@ final class FdbSemaphoreService implements SemaphoreService {
   private final boolean ownsScheduler;
   private final Set<Handle> handles = ConcurrentHashMap.newKeySet();
   private final Set<Waiting> waits = ConcurrentHashMap.newKeySet();
-  private final Reaper reaper;
+  private final SemaphoreReaper reaper;
   private volatile boolean closed;
 
   FdbSemaphoreService(Database db, Subspace root, SemaphoreOptions options) {
@@ -55,7 +52,7 @@ final class FdbSemaphoreService implements SemaphoreService {
     this.executor = options.executor() != null ? options.executor() : db.getExecutor();
     this.ownsScheduler = options.scheduler() == null;
     this.scheduler = options.schedulerOrOwn("fdb-semaphore-scheduler");
-    this.reaper = options.reaperEnabled() ? new Reaper() : null;
+    this.reaper = options.reaperEnabled() ? new SemaphoreReaper(this) : null;
     if (reaper != null) {
       reaper.schedule();
     }
@@ -344,7 +341,7 @@ final class FdbSemaphoreService implements SemaphoreService {
    * transaction (so every grant has its own commit versionstamp); one is always enough, since a queue is only
    * non-empty while every permit is held, and every end of a grant comes here.
    */
-  private CompletableFuture<Void> handOff(Transaction tr, String name) {
+  CompletableFuture<Void> handOff(Transaction tr, String name) {
     CompletableFuture<Integer> permitsRead = schema.readPermits(tr, name);
     CompletableFuture<List<Holder>> holdersRead = schema.readHolders(tr, name);
     CompletableFuture<List<Waiter>> headRead = schema.readQueue(tr, name, 1);
@@ -643,128 +640,6 @@ final class FdbSemaphoreService implements SemaphoreService {
     @Override
     public String toString() {
       return "SemaphoreHandle{" + name + ", " + owner + ", " + token + "}";
-    }
-  }
-
-  // ================================================================ the reaper
-
-  /**
-   * Removes holders and waiters whose beat count stayed unchanged for a lease on this service's clock (never by
-   * comparing clocks of different hosts). A removal commits only if the count is still the one observed: it reads the
-   * beat (or queue entry) with conflict, so a heartbeat committed meanwhile makes it fail.
-   */
-  private final class Reaper {
-    /** What was last seen of each holder and waiter, with when it was first seen so. */
-    private final Map<String, Seen> seen = new ConcurrentHashMap<>();
-    private volatile ScheduledFuture<?> next;
-    private volatile boolean stopped;
-
-    private record Seen(long beats, long sinceNanos) {}
-
-    void schedule() {
-      if (stopped) {
-        return;
-      }
-      try {
-        next = scheduler.schedule(() -> scan().whenComplete((v, e) -> schedule()),
-            options.reaperInterval().toNanos(), TimeUnit.NANOSECONDS);
-      } catch (RuntimeException rejected) {
-        // Shut down with the service.
-      }
-    }
-
-    void stop() {
-      stopped = true;
-      ScheduledFuture<?> f = next;
-      if (f != null) {
-        f.cancel(false);
-      }
-    }
-
-    CompletableFuture<Void> scan() {
-      Set<String> visited = ConcurrentHashMap.newKeySet();
-      return scanFrom(null, visited).whenComplete((v, e) -> {
-        if (e == null) {
-          seen.keySet().retainAll(visited);
-        }
-      });
-    }
-
-    /** Reaps the semaphores in use after {@code after}, a page at a time, one semaphore after the other. */
-    private CompletableFuture<Void> scanFrom(String after, Set<String> visited) {
-      return transact(tr -> schema.readActive(tr.snapshot(), after, PAGE)).thenCompose(names -> {
-        CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
-        for (String name : names) {
-          chain = chain.thenCompose(v -> reap(name, visited)).exceptionally(e -> null);
-        }
-        return names.size() < PAGE || stopped ? chain
-            : chain.thenCompose(v -> scanFrom(names.get(names.size() - 1), visited));
-      });
-    }
-
-    private CompletableFuture<Void> reap(String name, Set<String> visited) {
-      return FdbErrors.unwrapped(db.readAsync(tr -> {
-        ReadTransaction snap = tr.snapshot();
-        CompletableFuture<List<Holder>> holdersRead = schema.readHolders(snap, name);
-        CompletableFuture<List<Waiter>> queueRead = schema.readQueue(snap, name, ReadTransaction.ROW_LIMIT_UNLIMITED);
-        return holdersRead.thenCompose(holders -> {
-          List<CompletableFuture<Long>> beats = new ArrayList<>();
-          for (Holder h : holders) {
-            beats.add(schema.readBeat(snap, name, h.owner()));
-          }
-          return CompletableFuture.allOf(beats.toArray(new CompletableFuture<?>[0])).thenCombine(queueRead, (v, q) -> {
-            List<Runnable> expiries = new ArrayList<>();
-            long now = System.nanoTime();
-            for (int i = 0; i < holders.size(); i++) {
-              Holder h = holders.get(i);
-              Long b = beats.get(i).join();
-              long observed = b == null ? -1 : b;
-              if (expired("h", name, h.owner() + "/" + h.token(), observed, now, visited)) {
-                expiries.add(() -> expireHolder(name, h, observed));
-              }
-            }
-            for (Waiter w : q) {
-              if (expired("w", name, w.owner() + "/" + w.ticket(), w.beats(), now, visited)) {
-                expiries.add(() -> expireWaiter(name, w));
-              }
-            }
-            return expiries;
-          });
-        });
-      }, executor)).thenAccept(expiries -> expiries.forEach(Runnable::run));
-    }
-
-    private boolean expired(String type, String name, String who, long beats, long now, Set<String> visited) {
-      String key = type + '\0' + name + '\0' + who;
-      visited.add(key);
-      Seen before = seen.get(key);
-      if (before == null || before.beats() != beats) {
-        seen.put(key, new Seen(beats, now));
-        return false;
-      }
-      return now - before.sinceNanos() >= options.lease().toNanos();
-    }
-
-    private void expireHolder(String name, Holder h, long observed) {
-      transact(tr -> schema.readHolder(tr, name, h.owner()).thenCombine(schema.readBeat(tr, name, h.owner()),
-          (token, beats) -> h.token().equals(token) && (beats == null ? -1 : beats) == observed)
-          .thenCompose(still -> {
-            if (!still) {
-              return CompletableFuture.completedFuture(null);
-            }
-            schema.removeHolder(tr, name, h.owner());
-            return handOff(tr, name);
-          }));
-    }
-
-    private void expireWaiter(String name, Waiter w) {
-      transact(tr -> schema.readWaiter(tr, name, w.ticket()).thenCompose(current -> {
-        if (current == null || current.beats() != w.beats()) {
-          return CompletableFuture.completedFuture(null);
-        }
-        schema.dequeue(tr, name, w.ticket(), w.owner());
-        return handOff(tr, name);
-      }));
     }
   }
 }
