@@ -26,7 +26,7 @@ import static io.github.fdbcoord.semaphore.SemaphoreSchema.checkName;
 
 /**
  * {@link SemaphoreService} over fdb-java's {@link Database}: composes the queries of {@link SemaphoreSchema}. An
- * acquire that waits is a {@link Waiting}, a held permit heartbeats through a {@link Handle}, and the {@link SemaphoreReaper}
+ * acquire that waits is a {@link Waiting}, a held permit heartbeats through a {@link HeartbeatingPermit}, and the {@link SemaphoreReaper}
  * removes holders and waiters whose heartbeats stopped. Every change of holders ends with {@link #handOff}, which
  * grants the freed permit to the first waiter.
  */
@@ -40,10 +40,11 @@ final class FdbSemaphoreService implements SemaphoreService {
   final ScheduledExecutorService scheduler;
   private final SemaphoreOptions options;
   private final boolean ownsScheduler;
-  private final Set<Handle> handles = ConcurrentHashMap.newKeySet();
+  private final Set<HeartbeatingPermit> handles = ConcurrentHashMap.newKeySet();
   private final Set<Waiting> waits = ConcurrentHashMap.newKeySet();
   private final SemaphoreReaper reaper;
   private volatile boolean closed;
+
 
   FdbSemaphoreService(Database db, Subspace root, SemaphoreOptions options) {
     this.db = db;
@@ -56,6 +57,15 @@ final class FdbSemaphoreService implements SemaphoreService {
     if (reaper != null) {
       reaper.schedule();
     }
+  }
+
+  boolean isClosed() {
+    return closed;
+  }
+
+  /** A handle released or found ended: no longer released at close. */
+  void forget(HeartbeatingPermit h) {
+    handles.remove(h);
   }
 
   @Override
@@ -92,7 +102,7 @@ final class FdbSemaphoreService implements SemaphoreService {
         handle.completeExceptionally(e);
         return;
       }
-      Handle h = startHandle(name, owner, token);
+      HeartbeatingPermit h = startHandle(name, owner, token);
       if (!handle.complete(h)) {
         h.release(); // the caller cancelled as the grant came: nobody will use it
       }
@@ -234,7 +244,7 @@ final class FdbSemaphoreService implements SemaphoreService {
     if (reaper != null) {
       reaper.stop();
     }
-    for (Handle h : handles) {
+    for (HeartbeatingPermit h : handles) {
       h.stopHeartbeats();
     }
     for (Waiting w : waits) {
@@ -399,8 +409,8 @@ final class FdbSemaphoreService implements SemaphoreService {
         "'" + owner + "' got no permit of semaphore '" + name + "' within " + timeout + "; it left the queue");
   }
 
-  private Handle startHandle(String name, String owner, FencingToken token) {
-    Handle h = new Handle(name, owner, token);
+  private HeartbeatingPermit startHandle(String name, String owner, FencingToken token) {
+    HeartbeatingPermit h = new HeartbeatingPermit(this, name, owner, token);
     handles.add(h);
     h.scheduleHeartbeat();
     return h;
@@ -550,96 +560,5 @@ final class FdbSemaphoreService implements SemaphoreService {
 
   // ================================================================ a held permit
 
-  private final class Handle implements SemaphoreHandle {
-    private final String name;
-    private final String owner;
-    private final FencingToken token;
-    private volatile boolean held = true;
-    private volatile ScheduledFuture<?> next;
 
-    Handle(String name, String owner, FencingToken token) {
-      this.name = name;
-      this.owner = owner;
-      this.token = token;
-    }
-
-    void scheduleHeartbeat() {
-      if (!held || closed) {
-        return;
-      }
-      try {
-        next = scheduler.schedule(this::beat, options.heartbeatInterval().toNanos(), TimeUnit.NANOSECONDS);
-      } catch (RuntimeException rejected) {
-        // The scheduler was shut down with the service: the lease runs out.
-      }
-    }
-
-    private void beat() {
-      heartbeat(name, owner, token).whenComplete((v, e) -> {
-        if (e instanceof SemaphoreException && ((SemaphoreException) e).kind() == Kind.NOT_HELD) {
-          held = false;
-          handles.remove(this);
-        } else {
-          scheduleHeartbeat();
-        }
-      });
-    }
-
-    void stopHeartbeats() {
-      ScheduledFuture<?> f = next;
-      if (f != null) {
-        f.cancel(false);
-      }
-    }
-
-    @Override
-    public String semaphore() {
-      return name;
-    }
-
-    @Override
-    public String owner() {
-      return owner;
-    }
-
-    @Override
-    public FencingToken token() {
-      return token;
-    }
-
-    @Override
-    public boolean isHeld() {
-      return held;
-    }
-
-    @Override
-    public CompletableFuture<Void> release() {
-      held = false;
-      handles.remove(this);
-      stopHeartbeats();
-      return FdbSemaphoreService.this.release(name, owner, token);
-    }
-
-    @Override
-    public CompletableFuture<Void> fence(Transaction tr) {
-      return FdbSemaphoreService.this.fence(tr, name, owner, token);
-    }
-
-    @Override
-    public void close() {
-      try {
-        release().join();
-      } catch (RuntimeException e) {
-        Throwable cause = FdbErrors.unwrap(e);
-        if (!(cause instanceof SemaphoreException && ((SemaphoreException) cause).kind() == Kind.NOT_HELD)) {
-          throw e;
-        }
-      }
-    }
-
-    @Override
-    public String toString() {
-      return "SemaphoreHandle{" + name + ", " + owner + ", " + token + "}";
-    }
-  }
 }
