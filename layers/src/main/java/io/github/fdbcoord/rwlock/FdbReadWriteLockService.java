@@ -24,7 +24,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 
@@ -47,7 +46,7 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
   private final ScheduledExecutorService scheduler;
   private final boolean ownsScheduler;
   private final Set<ReadWriteLockHandle> handles = ConcurrentHashMap.newKeySet();
-  private final Set<Waiting> waits = ConcurrentHashMap.newKeySet();
+  private final Set<ReadWriteLockWait> waits = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
   private volatile ScheduledFuture<?> reaperTask;
   private String reapAfter;
@@ -103,7 +102,7 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
       throw new IllegalArgumentException("timeout must not be negative, got " + timeout);
     }
     checkOpen(name);
-    Waiting w = new Waiting(name, owner, mode, timeout);
+    ReadWriteLockWait w = new ReadWriteLockWait(this, name, owner, mode, timeout);
     waits.add(w);
     w.result.whenComplete((h, e) -> waits.remove(w));
     w.step(false);
@@ -190,7 +189,7 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
     for (ReadWriteLockHandle h : handles) {
       h.stopHeartbeats();
     }
-    for (Waiting w : waits) {
+    for (ReadWriteLockWait w : waits) {
       w.wake.complete(null);
     }
     if (ownsScheduler) {
@@ -439,129 +438,7 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
         + " (released, expired after its lease, or downgraded)");
   }
 
-  // ================================================================ waiting
-
-  /** One waiting acquire: re-reads on every change of holders (a watch) and renews its queue entry every heartbeat interval. */
-  private final class Waiting {
-    final String name;
-    final String owner;
-    final LockMode mode;
-    final Duration timeout;
-    final long deadline;
-    final CompletableFuture<ReadWriteGrant> result = new CompletableFuture<>();
-    /** Completed by close and when the result completes (cancellation): the wait stops waiting. */
-    final CompletableFuture<Void> wake = new CompletableFuture<>();
-    volatile long lastRenewal = System.nanoTime();
-    boolean first = true;
-
-    Waiting(String name, String owner, LockMode mode, Duration timeout) {
-      this.name = name;
-      this.owner = owner;
-      this.mode = mode;
-      this.timeout = timeout;
-      this.deadline = timeout == null ? Long.MAX_VALUE : System.nanoTime() + timeout.toNanos();
-      result.whenComplete((h, e) -> wake.complete(null));
-    }
-
-    void step(boolean renew) {
-      if (result.isDone()) {
-        // Cancelled: leave, and release a grant that raced the cancellation.
-        leaveQuietly();
-        return;
-      }
-      if (closed) {
-        result.completeExceptionally(ReadWriteLockException.closed(name));
-        return;
-      }
-      if (!first && System.nanoTime() - deadline >= 0) {
-        timeOut();
-        return;
-      }
-      first = false;
-      if (renew) {
-        lastRenewal = System.nanoTime();
-      }
-      AtomicReference<CompletableFuture<Void>> watch = new AtomicReference<>();
-      transact(tr -> acquireIn(tr, name, owner, mode, renew).thenApply(s -> {
-        if (s.versionstamp() == null && s.value().isEmpty()) {
-          watch.set(schema.watchGeneration(tr, name));
-        }
-        return s;
-      })).whenComplete((granted, e) -> {
-        if (e != null) {
-          cancel(watch.get());
-          result.completeExceptionally(e);
-          leaveQuietly();
-        } else if (granted.isPresent()) {
-          cancel(watch.get());
-          handOver(granted.get());
-        } else {
-          await(watch.get());
-        }
-      });
-    }
-
-    private void await(CompletableFuture<Void> watch) {
-      long renewIn = options.heartbeatInterval().toNanos() - (System.nanoTime() - lastRenewal);
-      long delay = Math.max(0, Math.min(renewIn, deadline - System.nanoTime()));
-      CompletableFuture<Boolean> timer = new CompletableFuture<>();
-      ScheduledFuture<?> scheduled = null;
-      try {
-        scheduled = scheduler.schedule(() -> timer.complete(true), delay, TimeUnit.NANOSECONDS);
-      } catch (RejectedExecutionException closing) {
-        timer.complete(true);
-      }
-      // A failed watch is left to the timer, so that a watch failing at once cannot spin.
-      CompletableFuture<Boolean> fired = new CompletableFuture<>();
-      watch.whenComplete((v, e) -> {
-        if (e == null) {
-          fired.complete(false);
-        }
-      });
-      ScheduledFuture<?> s = scheduled;
-      CompletableFuture.anyOf(timer, fired, wake).whenCompleteAsync((v, e) -> {
-        if (s != null) {
-          s.cancel(false);
-        }
-        cancel(watch);
-        boolean renew = System.nanoTime() - lastRenewal >= options.heartbeatInterval().toNanos();
-        step(renew);
-      }, executor);
-    }
-
-    private void handOver(ReadWriteGrant grant) {
-      if (!result.complete(grant)) {
-        release(grant).exceptionally(e -> null);
-      }
-    }
-
-    private void timeOut() {
-      transact(tr -> leaveIn(tr, name, owner)).whenComplete((left, e) -> {
-        if (e != null) {
-          result.completeExceptionally(e);
-        } else if (left.held() != null) {
-          handOver(left.held());
-        } else {
-          result.completeExceptionally(new ReadWriteLockException(ReadWriteLockException.Kind.TIMED_OUT, name,
-              "'" + owner + "' was not granted lock '" + name + "' in " + mode + " mode within "
-                  + timeout.toMillis() + " ms and left its queue"));
-        }
-      });
-    }
-
-    private void leaveQuietly() {
-      if (closed) {
-        return;
-      }
-      transact(tr -> leaveIn(tr, name, owner)).whenComplete((left, e) -> {
-        if (e == null && left.held() != null && left.held().mode() == mode) {
-          release(left.held()).exceptionally(x -> null);
-        }
-      });
-    }
-  }
-
-  private static void cancel(CompletableFuture<Void> watch) {
+  static void cancel(CompletableFuture<Void> watch) {
     if (watch != null) {
       watch.cancel(false);
     }
@@ -625,6 +502,18 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
     return FdbErrors.unwrapped(db.runAsync(body, executor).thenCompose(Stamped::resolve));
   }
 
+
+  boolean isClosed() {
+    return closed;
+  }
+
+  Executor executor() {
+    return executor;
+  }
+
+  ReadWriteLockSchema schema() {
+    return schema;
+  }
 
   ScheduledExecutorService scheduler() {
     return scheduler;

@@ -1,0 +1,130 @@
+package io.github.fdbcoord.rwlock;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+/** One waiting acquire: re-reads on every change of holders (a watch) and renews its queue entry every heartbeat interval. */
+final class ReadWriteLockWait {
+  private final FdbReadWriteLockService service;
+  final String name;
+  final String owner;
+  final LockMode mode;
+  final Duration timeout;
+  final long deadline;
+  final CompletableFuture<ReadWriteGrant> result = new CompletableFuture<>();
+  /** Completed by close and when the result completes (cancellation): the wait stops waiting. */
+  final CompletableFuture<Void> wake = new CompletableFuture<>();
+  volatile long lastRenewal = System.nanoTime();
+  boolean first = true;
+
+  ReadWriteLockWait(FdbReadWriteLockService service, String name, String owner, LockMode mode, Duration timeout) {
+    this.service = service;
+    this.name = name;
+    this.owner = owner;
+    this.mode = mode;
+    this.timeout = timeout;
+    this.deadline = timeout == null ? Long.MAX_VALUE : System.nanoTime() + timeout.toNanos();
+    result.whenComplete((h, e) -> wake.complete(null));
+  }
+
+  void step(boolean renew) {
+    if (result.isDone()) {
+      // Cancelled: leave, and release a grant that raced the cancellation.
+      leaveQuietly();
+      return;
+    }
+    if (service.isClosed()) {
+      result.completeExceptionally(ReadWriteLockException.closed(name));
+      return;
+    }
+    if (!first && System.nanoTime() - deadline >= 0) {
+      timeOut();
+      return;
+    }
+    first = false;
+    if (renew) {
+      lastRenewal = System.nanoTime();
+    }
+    AtomicReference<CompletableFuture<Void>> watch = new AtomicReference<>();
+    service.transact(tr -> service.acquireIn(tr, name, owner, mode, renew).thenApply(s -> {
+      if (s.versionstamp() == null && s.value().isEmpty()) {
+        watch.set(service.schema().watchGeneration(tr, name));
+      }
+      return s;
+    })).whenComplete((granted, e) -> {
+      if (e != null) {
+        FdbReadWriteLockService.cancel(watch.get());
+        result.completeExceptionally(e);
+        leaveQuietly();
+      } else if (granted.isPresent()) {
+        FdbReadWriteLockService.cancel(watch.get());
+        handOver(granted.get());
+      } else {
+        await(watch.get());
+      }
+    });
+  }
+
+  private void await(CompletableFuture<Void> watch) {
+    long renewIn = service.options().heartbeatInterval().toNanos() - (System.nanoTime() - lastRenewal);
+    long delay = Math.max(0, Math.min(renewIn, deadline - System.nanoTime()));
+    CompletableFuture<Boolean> timer = new CompletableFuture<>();
+    ScheduledFuture<?> scheduled = null;
+    try {
+      scheduled = service.scheduler().schedule(() -> timer.complete(true), delay, TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException closing) {
+      timer.complete(true);
+    }
+    // A failed watch is left to the timer, so that a watch failing at once cannot spin.
+    CompletableFuture<Boolean> fired = new CompletableFuture<>();
+    watch.whenComplete((v, e) -> {
+      if (e == null) {
+        fired.complete(false);
+      }
+    });
+    ScheduledFuture<?> s = scheduled;
+    CompletableFuture.anyOf(timer, fired, wake).whenCompleteAsync((v, e) -> {
+      if (s != null) {
+        s.cancel(false);
+      }
+      FdbReadWriteLockService.cancel(watch);
+      boolean renew = System.nanoTime() - lastRenewal >= service.options().heartbeatInterval().toNanos();
+      step(renew);
+    }, service.executor());
+  }
+
+  private void handOver(ReadWriteGrant grant) {
+    if (!result.complete(grant)) {
+      service.release(grant).exceptionally(e -> null);
+    }
+  }
+
+  private void timeOut() {
+    service.transact(tr -> service.leaveIn(tr, name, owner)).whenComplete((left, e) -> {
+      if (e != null) {
+        result.completeExceptionally(e);
+      } else if (left.held() != null) {
+        handOver(left.held());
+      } else {
+        result.completeExceptionally(new ReadWriteLockException(ReadWriteLockException.Kind.TIMED_OUT, name,
+            "'" + owner + "' was not granted lock '" + name + "' in " + mode + " mode within "
+                + timeout.toMillis() + " ms and left its queue"));
+      }
+    });
+  }
+
+  private void leaveQuietly() {
+    if (service.isClosed()) {
+      return;
+    }
+    service.transact(tr -> service.leaveIn(tr, name, owner)).whenComplete((left, e) -> {
+      if (e == null && left.held() != null && left.held().mode() == mode) {
+        service.release(left.held()).exceptionally(x -> null);
+      }
+    });
+  }
+}
