@@ -129,13 +129,16 @@ public final class RecipesBenchmark {
     final SemaphoreService semaphores;
     final ReadWriteLockService rwlocks;
     final MutexService mutexes;
+    final MutexService electionMutexes;
     final LeaderElection elections;
 
     Fdb(Database db, String run) throws Exception {
       semaphores = await(SemaphoreService.open(db, SemaphoreOptions.builder().directory(List.of("bench", run, "sem")).build()));
       rwlocks = await(ReadWriteLockService.open(db, ReadWriteLockOptions.builder().directory(List.of("bench", run, "rw")).build()));
       mutexes = await(MutexService.open(db, MutexOptions.builder().directory(List.of("bench", run, "multi")).build()));
-      elections = await(LeaderElection.open(db, MutexOptions.builder().directory(List.of("bench", run, "election")).build()));
+      // The election's own mutex service: the benchmark reads its queue to start a hand-over once the next waits.
+      electionMutexes = await(MutexService.open(db, MutexOptions.builder().directory(List.of("bench", run, "election")).build()));
+      elections = LeaderElection.over(electionMutexes);
     }
 
     double semaphore() throws Exception {
@@ -178,16 +181,10 @@ public final class RecipesBenchmark {
     }
 
     private void waitQueued() throws Exception {
-      while (await(mutexesOfElection()).queue().isEmpty()) {
+      while (await(electionMutexes.state("leader")).queue().isEmpty()) {
         Thread.sleep(1);
       }
     }
-
-    private CompletableFuture<io.github.fdbcoord.api.MutexState> mutexesOfElection() {
-      return electionMutexes.state("leader");
-    }
-
-    MutexService electionMutexes;
 
     @Override
     public void close() {
@@ -195,9 +192,7 @@ public final class RecipesBenchmark {
       rwlocks.close();
       mutexes.close();
       elections.close();
-      if (electionMutexes != null) {
-        electionMutexes.close();
-      }
+      electionMutexes.close();
     }
   }
 
@@ -325,8 +320,6 @@ public final class RecipesBenchmark {
     Database db = store instanceof Store s ? s.database() : (Database) store;
     try (store; TestingServer server = new TestingServer(true)) {
       Fdb f = new Fdb(db, run);
-      f.electionMutexes = await(MutexService.open(db, MutexOptions.builder()
-          .directory(List.of("bench", run, "election")).reaperEnabled(false).build()));
       try (f; Curator c = new Curator(server, run)) {
         for (int round = 1; round <= ROUNDS; round++) {
           boolean fdbFirst = round % 2 == 1;
