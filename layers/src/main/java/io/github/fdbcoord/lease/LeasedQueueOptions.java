@@ -24,6 +24,7 @@ public abstract class LeasedQueueOptions {
   private final int maxQueueLength;
   private final Executor executor;
   private final ScheduledExecutorService scheduler;
+  private final GrantNotifier grantNotifier;
 
   protected LeasedQueueOptions(Builder<?, ?> b) {
     this.directory = b.directory;
@@ -34,6 +35,7 @@ public abstract class LeasedQueueOptions {
     this.maxQueueLength = b.maxQueueLength;
     this.executor = b.executor;
     this.scheduler = b.scheduler;
+    this.grantNotifier = b.grantNotifier;
   }
 
   /** Path of the directory holding every instance of the service. */
@@ -76,6 +78,14 @@ public abstract class LeasedQueueOptions {
     return scheduler;
   }
 
+  /**
+   * Where grants to owners waiting in other processes are told, so that they learn of them sooner than by their
+   * watch (see {@link GrantNotifier}); null: by their watch alone. Waits in this process are told directly.
+   */
+  public GrantNotifier grantNotifier() {
+    return grantNotifier;
+  }
+
   /** The configured scheduler, or a new one-thread daemon scheduler named {@code threadName} that the caller owns. */
   public ScheduledExecutorService schedulerOrOwn(String threadName) {
     if (scheduler != null) {
@@ -111,6 +121,7 @@ public abstract class LeasedQueueOptions {
     private int maxQueueLength = 1000;
     private Executor executor;
     private ScheduledExecutorService scheduler;
+    private GrantNotifier grantNotifier;
 
     /** {@code whatItHolds} names the primitive in messages ("read-write locks"). */
     protected Builder(List<String> defaultDirectory, String whatItHolds) {
@@ -160,6 +171,11 @@ public abstract class LeasedQueueOptions {
 
     public B scheduler(ScheduledExecutorService scheduler) {
       this.scheduler = scheduler;
+      return self();
+    }
+
+    public B grantNotifier(GrantNotifier notifier) {
+      this.grantNotifier = notifier;
       return self();
     }
 

@@ -6,6 +6,7 @@ import com.apple.foundationdb.Transaction;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Versionstamp;
 import io.github.fdbcoord.fdb.FdbErrors;
+import io.github.fdbcoord.lease.GrantHints;
 import io.github.fdbcoord.rwlock.ReadWriteLockSchema.Holder;
 import io.github.fdbcoord.rwlock.ReadWriteLockSchema.Waiter;
 import io.vertx.core.internal.logging.Logger;
@@ -47,7 +48,10 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
   private final boolean ownsScheduler;
   private final Set<ReadWriteLockHandle> handles = ConcurrentHashMap.newKeySet();
   private final Set<ReadWriteLockWait> waits = ConcurrentHashMap.newKeySet();
+  private final GrantHints hints;
   private volatile boolean closed;
+  /** For tests: waits set no watch, so only a hint (or their heartbeat timer) wakes them. */
+  volatile boolean watchesDisabled;
   private volatile ScheduledFuture<?> reaperTask;
   private String reapAfter;
 
@@ -61,6 +65,7 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
     this.executor = options.executor() != null ? options.executor() : db.getExecutor();
     this.ownsScheduler = options.scheduler() == null;
     this.scheduler = options.schedulerOrOwn("fdbcoord-rwlock-scheduler");
+    this.hints = new GrantHints(options.grantNotifier());
     if (options.reaperEnabled()) {
       scheduleReap();
     }
@@ -104,7 +109,11 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
     checkOpen(name);
     ReadWriteLockWait w = new ReadWriteLockWait(this, name, owner, mode, timeout);
     waits.add(w);
-    w.result.whenComplete((h, e) -> waits.remove(w));
+    hints.add(w);
+    w.result.whenComplete((h, e) -> {
+      waits.remove(w);
+      hints.remove(w);
+    });
     w.step(false);
     return w.result;
   }
@@ -169,6 +178,11 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
         .thenCombine(schema.readQueue(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED), (holders, queue) ->
             new ReadWriteLockState(name, holders.stream().map(h -> h.toGrant(name)).toList(),
                 queue.stream().map(w -> new ReadWriteLockState.Request(w.owner(), w.mode())).toList())), executor));
+  }
+
+  @Override
+  public boolean recheck(String name, String owner) {
+    return hints.nudge(name, owner);
   }
 
   @Override
@@ -377,6 +391,7 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
     int uv = userVersion;
     int removed = 0;
     int waiting = 0;
+    List<String> grantees = new ArrayList<>();
     for (Waiter w : queue) {
       if (w.expiresAt() < now) {
         schema.dequeue(tr, name, w);
@@ -385,6 +400,7 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
         schema.dequeue(tr, name, w);
         schema.writeGrant(tr, name, w.owner(), w.mode(), uv++);
         schema.writeLease(tr, name, w.owner(), expiresAt);
+        grantees.add(w.owner());
         holding++;
         writer |= w.mode() == LockMode.WRITE;
       } else {
@@ -394,6 +410,7 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
     int granted = uv - userVersion;
     if (granted > 0) {
       schema.touchGeneration(tr, name);
+      hints.afterCommit(tr, name, grantees);
     }
     if (holding == 0 && waiting == 0) {
       schema.clearActive(tr, name);

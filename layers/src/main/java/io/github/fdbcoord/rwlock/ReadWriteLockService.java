@@ -121,6 +121,13 @@ public interface ReadWriteLockService extends AutoCloseable {
   /** The lock's holders and queue, read in one transaction. */
   CompletableFuture<ReadWriteLockState> state(String name);
 
+  /**
+   * A hint, typically from another process's {@link io.github.fdbcoord.lease.GrantNotifier}, that {@code owner} was
+   * granted lock {@code name}: a wait of this service for it reads the lock again now instead of when its watch
+   * fires. Returns whether such a wait was found. Changes nothing in the store.
+   */
+  boolean recheck(String name, String owner);
+
   ReadWriteLockOptions options();
 
   /**

@@ -1,14 +1,17 @@
 package io.github.fdbcoord.rwlock;
 
+import io.github.fdbcoord.lease.GrantHints;
+
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /** One waiting acquire: re-reads on every change of holders (a watch) and renews its queue entry every heartbeat interval. */
-final class ReadWriteLockWait {
+final class ReadWriteLockWait implements GrantHints.Wait {
   private final FdbReadWriteLockService service;
   final String name;
   final String owner;
@@ -20,6 +23,11 @@ final class ReadWriteLockWait {
   final CompletableFuture<Void> wake = new CompletableFuture<>();
   volatile long lastRenewal = System.nanoTime();
   boolean first = true;
+  /** Hints of a grant received; a step that began before the last one does not wait for a change. */
+  private final AtomicLong nudges = new AtomicLong();
+  private volatile long nudgesAtStep;
+  /** Completed by a hint to end the current wait between steps. */
+  private volatile CompletableFuture<Boolean> nudged;
 
   ReadWriteLockWait(FdbReadWriteLockService service, String name, String owner, LockMode mode, Duration timeout) {
     this.service = service;
@@ -29,6 +37,26 @@ final class ReadWriteLockWait {
     this.timeout = timeout;
     this.deadline = timeout == null ? Long.MAX_VALUE : System.nanoTime() + timeout.toNanos();
     result.whenComplete((h, e) -> wake.complete(null));
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public String owner() {
+    return owner;
+  }
+
+  /** A grant was committed for this owner: the wait reads again now rather than when its watch fires. */
+  @Override
+  public void nudge() {
+    nudges.incrementAndGet();
+    CompletableFuture<Boolean> n = nudged;
+    if (n != null) {
+      n.complete(false);
+    }
   }
 
   void step(boolean renew) {
@@ -49,10 +77,11 @@ final class ReadWriteLockWait {
     if (renew) {
       lastRenewal = System.nanoTime();
     }
+    nudgesAtStep = nudges.get();
     AtomicReference<CompletableFuture<Void>> watch = new AtomicReference<>();
     service.transact(tr -> service.acquireIn(tr, name, owner, mode, renew).thenApply(s -> {
       if (s.versionstamp() == null && s.value().isEmpty()) {
-        watch.set(service.schema().watchGeneration(tr, name));
+        watch.set(service.watchesDisabled ? new CompletableFuture<>() : service.schema().watchGeneration(tr, name));
       }
       return s;
     })).whenComplete((granted, e) -> {
@@ -86,8 +115,14 @@ final class ReadWriteLockWait {
         fired.complete(false);
       }
     });
+    CompletableFuture<Boolean> hinted = new CompletableFuture<>();
+    nudged = hinted;
+    // A hint that came while the step ran may be of a grant the step read too early to see.
+    if (nudges.get() != nudgesAtStep) {
+      hinted.complete(false);
+    }
     ScheduledFuture<?> s = scheduled;
-    CompletableFuture.anyOf(timer, fired, wake).whenCompleteAsync((v, e) -> {
+    CompletableFuture.anyOf(timer, fired, wake, hinted).whenCompleteAsync((v, e) -> {
       if (s != null) {
         s.cancel(false);
       }

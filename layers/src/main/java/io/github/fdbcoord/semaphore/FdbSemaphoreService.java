@@ -7,6 +7,7 @@ import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Versionstamp;
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.fdb.FdbErrors;
+import io.github.fdbcoord.lease.GrantHints;
 import io.github.fdbcoord.semaphore.SemaphoreException.Kind;
 import io.github.fdbcoord.semaphore.SemaphoreSchema.Waiter;
 
@@ -20,6 +21,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
 import static io.github.fdbcoord.semaphore.SemaphoreSchema.checkName;
@@ -43,7 +45,10 @@ final class FdbSemaphoreService implements SemaphoreService {
   private final Set<HeartbeatingPermit> handles = ConcurrentHashMap.newKeySet();
   private final Set<Waiting> waits = ConcurrentHashMap.newKeySet();
   private final SemaphoreReaper reaper;
+  private final GrantHints hints;
   private volatile boolean closed;
+  /** For tests: waits set no watch, so only a hint (or their heartbeat timer) wakes them. */
+  volatile boolean watchesDisabled;
 
 
   FdbSemaphoreService(Database db, Subspace root, SemaphoreOptions options) {
@@ -53,6 +58,7 @@ final class FdbSemaphoreService implements SemaphoreService {
     this.executor = options.executor() != null ? options.executor() : db.getExecutor();
     this.ownsScheduler = options.scheduler() == null;
     this.scheduler = options.schedulerOrOwn("fdb-semaphore-scheduler");
+    this.hints = new GrantHints(options.grantNotifier());
     this.reaper = options.reaperEnabled() ? new SemaphoreReaper(this) : null;
     if (reaper != null) {
       reaper.schedule();
@@ -142,7 +148,11 @@ final class FdbSemaphoreService implements SemaphoreService {
   private Waiting startWaiting(String name, int permits, String owner, Duration timeout) {
     Waiting w = new Waiting(name, permits, owner, timeout);
     waits.add(w);
-    w.result.whenComplete((token, e) -> waits.remove(w));
+    hints.add(w);
+    w.result.whenComplete((token, e) -> {
+      waits.remove(w);
+      hints.remove(w);
+    });
     w.pass();
     return w;
   }
@@ -226,6 +236,11 @@ final class FdbSemaphoreService implements SemaphoreService {
   }
 
   @Override
+  public boolean recheck(String name, String owner) {
+    return hints.nudge(name, owner);
+  }
+
+  @Override
   public CompletableFuture<SemaphoreState> state(String name) {
     checkName(name, "semaphore name");
     return FdbErrors.unwrapped(db.readAsync(tr -> {
@@ -274,7 +289,8 @@ final class FdbSemaphoreService implements SemaphoreService {
     CompletableFuture<List<Holder>> holdersRead = schema.readHolders(tr, name);
     CompletableFuture<List<Waiter>> headRead = schema.readQueue(tr, name, 1);
     CompletableFuture<Versionstamp> ticketRead = schema.readTicket(tr, name, owner);
-    CompletableFuture<Void> watched = watch ? schema.watchGeneration(tr, name) : null;
+    CompletableFuture<Void> watched = !watch ? null
+        : watchesDisabled ? new CompletableFuture<>() : schema.watchGeneration(tr, name);
     return CompletableFuture.allOf(storedRead, holdersRead, headRead, ticketRead).thenCompose(v -> {
       List<Holder> holders = holdersRead.join();
       for (Holder h : holders) {
@@ -363,6 +379,7 @@ final class FdbSemaphoreService implements SemaphoreService {
         Waiter next = head.get(0);
         schema.dequeue(tr, name, next.ticket(), next.owner());
         schema.grant(tr, name, next.owner());
+        hints.afterCommit(tr, name, List.of(next.owner()));
       } else if (head.isEmpty() && holders.isEmpty()) {
         schema.clearUnused(tr, name);
       }
@@ -423,7 +440,7 @@ final class FdbSemaphoreService implements SemaphoreService {
    * (or makes) its queue entry and watches the generation key; the next pass runs when the watch fires, after a
    * heartbeat interval at most, or at the deadline.
    */
-  private final class Waiting implements SemaphoreWait {
+  private final class Waiting implements SemaphoreWait, GrantHints.Wait {
     final String name;
     final int permits;
     final String owner;
@@ -437,6 +454,9 @@ final class FdbSemaphoreService implements SemaphoreService {
     /** When the last pass that kept the queue entry alive began (passes run one at a time). */
     private volatile long lastBeat;
     private volatile boolean beaten;
+    /** Hints of a grant received; a pass that began before the last one does not wait for a change. */
+    private final AtomicLong nudges = new AtomicLong();
+    private volatile long nudgesAtPass;
 
     Waiting(String name, int permits, String owner, Duration timeout) {
       this.name = name;
@@ -485,6 +505,16 @@ final class FdbSemaphoreService implements SemaphoreService {
       return result.cancel(false) ? left.thenApply(v -> true) : CompletableFuture.completedFuture(false);
     }
 
+    /** A grant was committed for this owner: the wait reads again now rather than when its watch fires. */
+    @Override
+    public void nudge() {
+      nudges.incrementAndGet();
+      CompletableFuture<Void> w = wake;
+      if (w != null) {
+        w.complete(null);
+      }
+    }
+
     void pass() {
       if (result.isDone()) {
         return;
@@ -503,6 +533,7 @@ final class FdbSemaphoreService implements SemaphoreService {
         return;
       }
       long started = System.nanoTime();
+      nudgesAtPass = nudges.get();
       boolean beat = !beaten || started - lastBeat >= options.heartbeatInterval().toNanos();
       transact(tr -> acquireIn(tr, name, permits, owner, true, true, beat)).whenComplete((attempt, e) -> {
         if (e != null) {
@@ -529,7 +560,8 @@ final class FdbSemaphoreService implements SemaphoreService {
     private void waitForChange(CompletableFuture<Void> watch, long left) {
       CompletableFuture<Void> timer = new CompletableFuture<>();
       wake = timer;
-      if (result.isDone()) {
+      // A hint that came while the pass ran may be of a grant the pass read too early to see.
+      if (result.isDone() || nudges.get() != nudgesAtPass) {
         timer.complete(null);
       }
       // Woken at the latest when the next beat is due.

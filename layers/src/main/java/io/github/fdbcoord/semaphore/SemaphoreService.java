@@ -74,6 +74,13 @@ public interface SemaphoreService extends AutoCloseable {
   /** Holders and waiters of semaphore {@code name}, read in one transaction. */
   CompletableFuture<SemaphoreState> state(String name);
 
+  /**
+   * A hint, typically from another process's {@link io.github.fdbcoord.lease.GrantNotifier}, that {@code owner} was
+   * granted a permit of {@code name}: a wait of this service for it reads the semaphore again now instead of when its
+   * watch fires. Returns whether such a wait was found. Changes nothing in the store.
+   */
+  boolean recheck(String name, String owner);
+
   SemaphoreOptions options();
 
   /**
