@@ -299,9 +299,11 @@ public final class CoordinationVerticle extends VerticleBase {
         .executor(exec).build();
     CompletableFuture<MutexService> mutexesOpened = MutexService.open(db, mutexOptions);
     CompletableFuture<SemaphoreService> semaphoresOpened = SemaphoreService.open(db,
-        config.semaphoreOptions(child("semaphore")).executor(exec).build());
+        config.semaphoreOptions(child("semaphore")).executor(exec)
+            .grantNotifier(SemaphoreVerticle.grantNotifier(vertx, config.semaphoreAddress())).build());
     CompletableFuture<ReadWriteLockService> readWriteLocksOpened = ReadWriteLockService.open(db,
-        config.readWriteLockOptions().directory(child("rwlock")).executor(exec).build());
+        config.readWriteLockOptions().directory(child("rwlock")).executor(exec)
+            .grantNotifier(ReadWriteLockVerticle.grantNotifier(vertx, config.readWriteLockAddress())).build());
     return DirectoryLayer.getDefault().createOrOpen(db, child("allocator"))
         .thenApplyAsync(dir -> AllocatorService.create(db, AllocatorServiceOptions.builder().root(dir).executor(exec)
             .batchWindow(StoreWorkers.BEHIND_EVENT_LOOP_WORK).build()),

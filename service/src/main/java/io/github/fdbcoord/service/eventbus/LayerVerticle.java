@@ -5,6 +5,7 @@ import io.github.fdbcoord.client.wire.WireProtocol;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.eventbus.ReplyException;
@@ -49,6 +50,7 @@ public abstract class LayerVerticle extends VerticleBase {
   private final Map<String, BiConsumer<JsonObject, JsonObject>> undos = new HashMap<>();
   private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
   private MessageConsumer<Object> consumer;
+  private MessageConsumer<JsonObject> handOffs;
   /** Where the HTTP routes of this process find this verticle (null: reached over the event bus only). */
   private LocalLayers local;
 
@@ -115,7 +117,41 @@ public abstract class LayerVerticle extends VerticleBase {
     if (local != null) {
       local.withdraw(address, this);
     }
+    if (handOffs != null) {
+      handOffs.unregister();
+    }
     return consumer == null ? Future.succeededFuture() : consumer.unregister();
+  }
+
+  /** Where the hand-off hints of the layer verticles serving {@code address} are published. */
+  public static String handOffAddress(String address) {
+    return address + ".hand-off";
+  }
+
+  /**
+   * Publishes, to the verticles serving {@code address} on every node, that {@code owner} was granted {@code name}.
+   * An owner names no node, so the hint goes to every node, each filtering by its local waits: one message per
+   * node and hand-off, against a per-lock address whose registration would cost a store commit per waited lock.
+   */
+  public static void publishHandOff(Vertx vertx, String address, String name, String owner) {
+    vertx.eventBus().publish(handOffAddress(address), new JsonObject().put("name", name).put("owner", owner));
+  }
+
+  /**
+   * Listens for the hand-off hints published for this verticle's address ({@link #publishHandOff}) and hands each to
+   * {@code recheck}, which has the layer read the lock again when one of its waits is for that owner; unregistered
+   * on stop. A hint grants nothing: a malformed one is ignored.
+   */
+  protected Future<Void> listenForHandOffs(BiConsumer<String, String> recheck) {
+    handOffs = vertx.eventBus().consumer(handOffAddress(address), m -> {
+      JsonObject hint = m.body();
+      try {
+        recheck.accept(hint.getString("name"), hint.getString("owner"));
+      } catch (IllegalArgumentException | ClassCastException | NullPointerException e) {
+        LOG.debug("ignored a malformed hand-off hint " + hint, e);
+      }
+    });
+    return handOffs.completion();
   }
 
   private void handle(Message<Object> message) {

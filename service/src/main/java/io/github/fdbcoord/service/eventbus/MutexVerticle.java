@@ -77,7 +77,6 @@ public final class MutexVerticle extends LayerVerticle {
   private volatile boolean stopping;
   /** The grants ("name" held by "owner") the stop could not release: their leases end them. */
   private final List<String> unreleasedAtStop = new CopyOnWriteArrayList<>();
-  private MessageConsumer<JsonObject> handOffs;
 
   private record Grant(String name, String owner, FencingToken token) {}
 
@@ -103,20 +102,7 @@ public final class MutexVerticle extends LayerVerticle {
         Duration.ofMillis(Math.max(100, mutexes.options().heartbeatInterval().toMillis()))));
     events = new MutexEventPublisher(vertx, addressPrefix, mutexes, maxWatched, watchLease, workers, metrics);
     watchSweepTimer = vertx.setPeriodic(Math.max(100, watchLease.toMillis() / 4), id -> events.sweep());
-    handOffs = vertx.eventBus().consumer(handOffAddress(address), m -> {
-      JsonObject hint = m.body();
-      try {
-        mutexes.recheck(hint.getString("name"), hint.getString("owner"));
-      } catch (IllegalArgumentException | ClassCastException | NullPointerException e) {
-        LOG.debug("ignored a malformed hand-off hint " + hint, e);
-      }
-    });
-    return handOffs.completion().compose(v -> super.start());
-  }
-
-  /** Where the hand-off hints of the mutex verticles serving {@code address} are published. */
-  public static String handOffAddress(String address) {
-    return address + ".hand-off";
+    return listenForHandOffs(mutexes::recheck).compose(v -> super.start());
   }
 
   /**
@@ -124,8 +110,7 @@ public final class MutexVerticle extends LayerVerticle {
    * to the verticles serving {@code address} on every node (see the class comment).
    */
   public static HandOffNotifier handOffNotifier(Vertx vertx, String address) {
-    String to = handOffAddress(address);
-    return (name, owner, token) -> vertx.eventBus().publish(to, new JsonObject().put("name", name).put("owner", owner));
+    return (name, owner, token) -> publishHandOff(vertx, address, name, owner);
   }
 
   /** Registers the mutex actions (see the class comment). */
@@ -323,9 +308,6 @@ public final class MutexVerticle extends LayerVerticle {
   @Override
   public Future<?> stop() {
     stopping = true;
-    if (handOffs != null) {
-      handOffs.unregister();
-    }
     vertx.cancelTimer(livenessTimer);
     vertx.cancelTimer(watchSweepTimer);
     return waits.endAll(MutexVerticle::closing).transform(x -> releaseHeld());

@@ -9,7 +9,9 @@ import io.github.fdbcoord.rwlock.ReadWriteGrant;
 import io.github.fdbcoord.rwlock.ReadWriteLockException;
 import io.github.fdbcoord.rwlock.ReadWriteLockService;
 import io.github.fdbcoord.rwlock.ReadWriteLockState;
+import io.github.fdbcoord.lease.GrantNotifier;
 import io.vertx.core.Future;
+import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.internal.logging.Logger;
 import io.vertx.core.internal.logging.LoggerFactory;
@@ -64,7 +66,15 @@ public final class ReadWriteLockVerticle extends LayerVerticle {
   public Future<?> start() {
     long interval = locks.options().heartbeatInterval().toMillis();
     livenessTimer = vertx.setPeriodic(interval, id -> waits.pingRequesters(vertx, Duration.ofMillis(Math.max(100, interval))));
-    return super.start();
+    return listenForHandOffs(locks::recheck).compose(v -> super.start());
+  }
+
+  /**
+   * The notifier to open the service's {@link ReadWriteLockService} with: publishes each grant it commits for a wait
+   * on another node to the verticles serving {@code address}, as the mutex's hand-off hints are ({@link MutexVerticle}).
+   */
+  public static GrantNotifier grantNotifier(Vertx vertx, String address) {
+    return (name, owner) -> publishHandOff(vertx, address, name, owner);
   }
 
   /** Registers the read-write lock actions (see the class comment). */

@@ -6,7 +6,9 @@ import io.github.fdbcoord.client.wire.SemaphoreWire;
 import io.github.fdbcoord.fdb.FdbErrors;
 import io.github.fdbcoord.semaphore.SemaphoreException;
 import io.github.fdbcoord.semaphore.SemaphoreService;
+import io.github.fdbcoord.lease.GrantNotifier;
 import io.vertx.core.Future;
+import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.internal.logging.Logger;
 import io.vertx.core.internal.logging.LoggerFactory;
@@ -32,7 +34,8 @@ import java.util.concurrent.TimeUnit;
  * (the HTTP routes send it when a client disconnects), by its requester's departure (pinged at its {@code liveness}
  * address) and by the node's stop; an acquire answered {@code store_unavailable} whose grant comes later is released
  * at once. The permits granted through this node and still held are released when it stops, so a stopping node hands
- * them on at once instead of after the lease.
+ * them on at once instead of after the lease. A grant made for a wait on another node is hinted to it over the event
+ * bus ({@link #grantNotifier}), so that it does not wait for its watch.
  */
 public final class SemaphoreVerticle extends LayerVerticle {
   private static final Logger LOG = LoggerFactory.getLogger(SemaphoreVerticle.class);
@@ -62,7 +65,15 @@ public final class SemaphoreVerticle extends LayerVerticle {
     long interval = semaphores.options().heartbeatInterval().toMillis();
     livenessTimer = vertx.setPeriodic(interval, id -> waits.pingRequesters(vertx,
         Duration.ofMillis(Math.max(100, interval))));
-    return super.start();
+    return listenForHandOffs(semaphores::recheck).compose(v -> super.start());
+  }
+
+  /**
+   * The notifier to open the service's {@link SemaphoreService} with: publishes each grant it commits for a wait on
+   * another node to the verticles serving {@code address}, as the mutex's hand-off hints are ({@link MutexVerticle}).
+   */
+  public static GrantNotifier grantNotifier(Vertx vertx, String address) {
+    return (name, owner) -> publishHandOff(vertx, address, name, owner);
   }
 
   /** Registers the semaphore actions (see the class comment). */
