@@ -279,41 +279,67 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
         });
   }
 
-  /** Ends {@code grant} and grants the queue's head while compatible. */
+  /**
+   * Ends {@code grant} and grants the queue's head while compatible. A grant found ended by this same release (an
+   * earlier attempt whose commit reported {@code commit_unknown_result} but succeeded) is a success.
+   */
   CompletableFuture<Stamped<Void>> releaseIn(Transaction tr, ReadWriteGrant grant) {
     String name = grant.lock();
     CompletableFuture<List<Waiter>> queueRead = schema.readQueue(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED);
     return schema.readGrant(tr, name, grant.owner()).thenCompose(current -> {
       if (!isGrant(current, grant)) {
-        throw notHeld(grant);
+        return schema.ended().read(tr, grant.token().getBytes()).thenApply(ended -> {
+          if (ended == null || !ended.released()) {
+            throw notHeld(grant);
+          }
+          return Stamped.<Void>now(null);
+        });
       }
-      return queueRead;
-    }).thenCompose(queue -> {
-      schema.clearGrant(tr, name, grant.owner(), grant.mode());
-      if (queue.isEmpty()) {
-        // Nobody to let in: the other holders are not read, so that readers leaving while others go in (each
-        // writing a holder key) do not conflict.
-        return CompletableFuture.completedFuture(Stamped.<Void>now(null));
-      }
-      return schema.readHolders(tr, name).thenApply(holders -> {
-        grantHeads(tr, name, without(holders, grant.owner()), queue, 0);
-        return Stamped.<Void>now(null);
+      return queueRead.thenCompose(queue -> {
+        schema.clearGrant(tr, name, grant.owner(), grant.mode());
+        CompletableFuture<Void> recorded = schema.ended().recordRelease(tr, grant.token().getBytes());
+        if (queue.isEmpty()) {
+          // Nobody to let in: the other holders are not read, so that readers leaving while others go in (each
+          // writing a holder key) do not conflict.
+          return recorded.thenApply(v -> Stamped.<Void>now(null));
+        }
+        return schema.readHolders(tr, name).thenCombine(recorded, (holders, v) -> {
+          grantHeads(tr, name, without(holders, grant.owner()), queue, 0);
+          return Stamped.<Void>now(null);
+        });
       });
     });
   }
 
-  /** Rewrites the WRITE grant as a READ grant with this commit's token, then grants the readers at the queue's head. */
+  /**
+   * Rewrites the WRITE grant as a READ grant with this commit's token, then grants the readers at the queue's head.
+   * A grant found downgraded by this same call (an earlier attempt that reported {@code commit_unknown_result} but
+   * committed) answers with the READ grant that attempt made.
+   */
   CompletableFuture<Stamped<ReadWriteGrant>> downgradeIn(Transaction tr, ReadWriteGrant grant) {
     String name = grant.lock();
-    return checkedHolders(tr, grant).thenApply(hq -> {
-      schema.clearWriter(tr, name);
-      schema.writeGrant(tr, name, grant.owner(), LockMode.READ, 0);
-      schema.writeLease(tr, name, grant.owner(), clock.getAsLong() + options.lease().toMillis());
-      schema.touchGeneration(tr, name);
-      List<Holder> holders = without(hq.holders(), grant.owner());
-      holders.add(new Holder(grant.owner(), LockMode.READ, grant.token()));
-      grantHeads(tr, name, holders, hq.queue(), 1);
-      return Stamped.after(tr, vs -> new ReadWriteGrant(name, grant.owner(), LockMode.READ, Versionstamp.complete(vs, 0)));
+    CompletableFuture<List<Holder>> holdersRead = schema.readHolders(tr, name);
+    CompletableFuture<List<Waiter>> queueRead = schema.readQueue(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED);
+    return schema.readGrant(tr, name, grant.owner()).thenCompose(current -> {
+      if (!isGrant(current, grant)) {
+        return schema.ended().read(tr, grant.token().getBytes()).thenApply(ended -> {
+          if (ended == null || ended.released()) {
+            throw notHeld(grant);
+          }
+          return Stamped.now(new ReadWriteGrant(name, grant.owner(), LockMode.READ, ended.successor()));
+        });
+      }
+      return holdersRead.thenCombine(queueRead, (holdersNow, queue) -> {
+        schema.clearWriter(tr, name);
+        schema.writeGrant(tr, name, grant.owner(), LockMode.READ, 0);
+        schema.writeLease(tr, name, grant.owner(), clock.getAsLong() + options.lease().toMillis());
+        schema.touchGeneration(tr, name);
+        List<Holder> holders = without(holdersNow, grant.owner());
+        holders.add(new Holder(grant.owner(), LockMode.READ, grant.token()));
+        grantHeads(tr, name, holders, queue, 1);
+        return Stamped.after(tr, vs -> new ReadWriteGrant(name, grant.owner(), LockMode.READ, Versionstamp.complete(vs, 0)));
+      }).thenCompose(downgraded -> schema.ended().recordDowngrade(tr, grant.token().getBytes(), 0)
+          .thenApply(v -> downgraded));
     });
   }
 
@@ -420,20 +446,6 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
 
   private record Mine(Holder held, Versionstamp ticket) {}
 
-  private record HoldersAndQueue(List<Holder> holders, List<Waiter> queue) {}
-
-  /** The holders and the queue, once {@code grant} is found current; otherwise fails with NOT_HELD. */
-  private CompletableFuture<HoldersAndQueue> checkedHolders(Transaction tr, ReadWriteGrant grant) {
-    String name = grant.lock();
-    CompletableFuture<List<Holder>> holdersRead = schema.readHolders(tr, name);
-    CompletableFuture<List<Waiter>> queueRead = schema.readQueue(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED);
-    return schema.readGrant(tr, name, grant.owner()).thenCompose(current -> {
-      if (!isGrant(current, grant)) {
-        throw notHeld(grant);
-      }
-      return holdersRead.thenCombine(queueRead, HoldersAndQueue::new);
-    });
-  }
 
   private static List<Holder> without(List<Holder> holders, String owner) {
     List<Holder> out = new ArrayList<>(holders.size());

@@ -10,6 +10,7 @@ import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
 import io.github.fdbcoord.fdb.Versionstamps;
+import io.github.fdbcoord.lease.EndedGrants;
 import io.github.fdbcoord.mutex.MutexService;
 
 import java.util.ArrayList;
@@ -30,6 +31,7 @@ import java.util.concurrent.CompletableFuture;
  * root("l", name, "queued", owner)  = (ticket:vstamp)             the owner's queue entry: nobody enqueues twice
  * root("l", name, "generation")     = 10 bytes                    a commit's versionstamp, written by every grant (waiters watch it)
  * root("l", name, "writer")         = (owner:str)                 while a writer holds: a reader reads this key (with a conflict) instead of the holders
+ * root("ended") + token             = () | (successor:vstamp)    a grant its owner released or downgraded lately ({@link EndedGrants})
  * </pre>
  *
  * <p>The grant key and the lease key are apart so that a holder's heartbeats never touch what
@@ -52,11 +54,19 @@ final class ReadWriteLockSchema {
   private static final String QUEUED = "queued";
   private static final String GENERATION = "generation";
   private static final String WRITER = "writer";
+  private static final String ENDED = "ended";
 
   private final Subspace root;
+  private final EndedGrants ended;
 
   ReadWriteLockSchema(Subspace root) {
     this.root = root;
+    this.ended = new EndedGrants(root.get(ENDED));
+  }
+
+  /** The grants their owners ended lately, which a retried release or downgrade looks for. */
+  EndedGrants ended() {
+    return ended;
   }
 
   /** The subspace holding everything about lock {@code name}. */

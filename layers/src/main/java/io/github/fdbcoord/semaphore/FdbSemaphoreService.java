@@ -202,13 +202,27 @@ final class FdbSemaphoreService implements SemaphoreService {
   @Override
   public CompletableFuture<Void> release(String name, String owner, FencingToken token) {
     checkGrant(name, owner, token);
-    return transact(tr -> schema.readHolder(tr, name, owner).thenCompose(current -> {
+    return transact(tr -> releaseIn(tr, name, owner, token));
+  }
+
+  /**
+   * Ends {@code owner}'s grant {@code token} and hands the permit on. A grant found ended by an earlier attempt of the
+   * same release (whose commit reported {@code commit_unknown_result} but succeeded) is a success.
+   */
+  CompletableFuture<Void> releaseIn(Transaction tr, String name, String owner, FencingToken token) {
+    return schema.readHolder(tr, name, owner).thenCompose(current -> {
       if (!token.equals(current)) {
-        throw SemaphoreException.notHeld(name, owner);
+        // Ended by an earlier attempt of this release whose commit reported commit_unknown_result, or else not held.
+        return schema.ended().read(tr, token.bytes()).thenApply(ended -> {
+          if (ended == null || !ended.released()) {
+            throw SemaphoreException.notHeld(name, owner);
+          }
+          return (Void) null;
+        });
       }
       schema.removeHolder(tr, name, owner);
-      return handOff(tr, name);
-    }));
+      return schema.ended().recordRelease(tr, token.bytes()).thenCompose(v -> handOff(tr, name));
+    });
   }
 
   @Override

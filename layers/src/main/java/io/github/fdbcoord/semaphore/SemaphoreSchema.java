@@ -12,6 +12,7 @@ import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.fdb.Versionstamps;
+import io.github.fdbcoord.lease.EndedGrants;
 import io.github.fdbcoord.semaphore.SemaphoreService.Holder;
 
 import java.util.ArrayList;
@@ -30,6 +31,7 @@ import java.util.concurrent.CompletableFuture;
  * root("s", name, "beat", owner)          = (beats:int)                the holder's heartbeat count (heartbeats write here only)
  * root("s", name, "queue", ticket)        = (owner:str, beats:int)     FIFO queue, ticket = versionstamp of the enqueue
  * root("s", name, "queued", owner)        = (ticket:vstamp)            the owner's queue entry: nobody enqueues twice
+ * root("ended") + token                   = ()                         a grant its owner released lately ({@link EndedGrants})
  * </pre>
  *
  * <p>Every acquire reads the holder range and the queue head with conflict, so two grants that would exceed the
@@ -47,11 +49,19 @@ final class SemaphoreSchema {
   private static final String BEAT = "beat";
   private static final String QUEUE = "queue";
   private static final String QUEUED = "queued";
+  private static final String ENDED = "ended";
 
   private final Subspace root;
+  private final EndedGrants ended;
 
   SemaphoreSchema(Subspace root) {
     this.root = root;
+    this.ended = new EndedGrants(root.get(ENDED));
+  }
+
+  /** The grants their owners released lately, which a retried release looks for. */
+  EndedGrants ended() {
+    return ended;
   }
 
   /** Checks a semaphore or owner name by the mutex's rules (non-null, non-empty, at most 1,024 UTF-8 bytes). */

@@ -189,7 +189,12 @@ class ReadWriteLockServiceTest extends ReadWriteLockTestSupport {
     ReadWriteLockService s = service(quiet());
     ReadWriteLockHandle h = await(s.acquireWrite("l", "a", null));
     await(h.release());
-    ReadWriteLockException e = failure(ReadWriteLockException.class, s.release(h.grant()));
+    // Releasing again what its owner released is no error (as the mutex's release: a retry finds its own commit)...
+    await(s.release(h.grant()));
+    // ...but a grant its owner did not end is refused: here one that never existed.
+    ReadWriteGrant never = new ReadWriteGrant("l", "a", LockMode.WRITE, com.apple.foundationdb.tuple.Versionstamp.complete(
+        new byte[] {0, 0, 0, 0, 0, 0, 0, 1, 0, 0}, 0));
+    ReadWriteLockException e = failure(ReadWriteLockException.class, s.release(never));
     assertEquals(ReadWriteLockException.Kind.NOT_HELD, e.kind());
     assertEquals(FailureKind.NOT_HELD, e.failureKind());
     assertTrue(e.getMessage().contains("'a' no longer holds lock 'l'"), e.getMessage());
