@@ -29,7 +29,7 @@ import java.util.concurrent.CompletableFuture;
  * root("l", name, "lease", owner)   = (expiresAt:int)             the holder's lease (ms since the epoch); heartbeats rewrite it
  * root("l", name, "queue", ticket)  = (owner:str, mode:str, expiresAt:int)   FIFO queue, ticket = versionstamp of the enqueue
  * root("l", name, "queued", owner)  = (ticket:vstamp)             the owner's queue entry: nobody enqueues twice
- * root("l", name, "generation")     = 10 bytes                    a commit's versionstamp, written by every grant (waiters watch it)
+ * root("l", name, "generation")     = 10 bytes                    a commit's versionstamp, written by every grant (observers watch it; a waiter watches its grant key)
  * root("l", name, "writer")         = (owner:str)                 while a writer holds: a reader reads this key (with a conflict) instead of the holders
  * root("ended") + token             = () | (successor:vstamp)    a grant its owner released or downgraded lately ({@link EndedGrants})
  * </pre>
@@ -350,6 +350,14 @@ final class ReadWriteLockSchema {
   /** Fires once the generation differs from what {@code tr} read (after {@code tr} commits). */
   CompletableFuture<Void> watchGeneration(Transaction tr, String name) {
     return tr.watch(packGenerationKey(name));
+  }
+
+  /**
+   * Fires once {@code owner}'s grant key differs from what {@code tr} read: it was granted (or its grant ended). A
+   * waiter watches this rather than the generation, so that a grant wakes the waiters it lets in, not every waiter.
+   */
+  CompletableFuture<Void> watchGrant(Transaction tr, String name, String owner) {
+    return tr.watch(packGrantKey(name, owner));
   }
 
   void markActive(Transaction tr, String name) {

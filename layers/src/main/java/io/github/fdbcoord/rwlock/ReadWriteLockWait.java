@@ -81,7 +81,7 @@ final class ReadWriteLockWait implements GrantHints.Wait {
     AtomicReference<CompletableFuture<Void>> watch = new AtomicReference<>();
     service.transact(tr -> service.acquireIn(tr, name, owner, mode, renew).thenApply(s -> {
       if (s.versionstamp() == null && s.value().isEmpty()) {
-        watch.set(service.watchesDisabled ? new CompletableFuture<>() : service.schema().watchGeneration(tr, name));
+        watch.set(service.watchesDisabled ? new CompletableFuture<>() : service.schema().watchGrant(tr, name, owner));
       }
       return s;
     })).whenComplete((granted, e) -> {

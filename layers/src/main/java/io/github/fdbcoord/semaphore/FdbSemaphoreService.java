@@ -304,7 +304,7 @@ final class FdbSemaphoreService implements SemaphoreService {
     CompletableFuture<List<Waiter>> headRead = schema.readQueue(tr, name, 1);
     CompletableFuture<Versionstamp> ticketRead = schema.readTicket(tr, name, owner);
     CompletableFuture<Void> watched = !watch ? null
-        : watchesDisabled ? new CompletableFuture<>() : schema.watchGeneration(tr, name);
+        : watchesDisabled ? new CompletableFuture<>() : schema.watchHolder(tr, name, owner);
     return CompletableFuture.allOf(storedRead, holdersRead, headRead, ticketRead).thenCompose(v -> {
       List<Holder> holders = holdersRead.join();
       for (Holder h : holders) {

@@ -26,8 +26,8 @@ import java.util.concurrent.CompletableFuture;
  * <pre>
  * root("active", name)                    = ''                         index of semaphores with holders or waiters (the reaper scans it)
  * root("s", name, "permits")              = (permits:int)              the permit count, fixed while the semaphore is in use
- * root("s", name, "generation")           = token:10 bytes             changes with every grant and every end of a grant (waiters watch it)
- * root("s", name, "holder", owner)        = (token:vstamp)             one permit held; written only at the grant, cleared at its end
+ * root("s", name, "generation")           = token:10 bytes             changes with every grant and every end of a grant (observers watch it)
+ * root("s", name, "holder", owner)        = (token:vstamp)             one permit held; written only at the grant, cleared at its end (its waiter watches it)
  * root("s", name, "beat", owner)          = (beats:int)                the holder's heartbeat count (heartbeats write here only)
  * root("s", name, "queue", ticket)        = (owner:str, beats:int)     FIFO queue, ticket = versionstamp of the enqueue
  * root("s", name, "queued", owner)        = (ticket:vstamp)            the owner's queue entry: nobody enqueues twice
@@ -276,6 +276,14 @@ final class SemaphoreSchema {
   /** A watch on the generation key (fires on the next grant or end of a grant). */
   CompletableFuture<Void> watchGeneration(Transaction tr, String name) {
     return tr.watch(packGenerationKey(name));
+  }
+
+  /**
+   * A watch on {@code owner}'s holder key: fires when it is granted a permit (or its grant ends). A waiter watches
+   * this rather than the generation, so that a grant wakes the one waiter it lets in, not every waiter.
+   */
+  CompletableFuture<Void> watchHolder(Transaction tr, String name, String owner) {
+    return tr.watch(packHolderKey(name, owner));
   }
 
   // ================================================================ writes
