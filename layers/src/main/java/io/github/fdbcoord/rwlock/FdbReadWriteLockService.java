@@ -1,9 +1,11 @@
 package io.github.fdbcoord.rwlock;
 
 import com.apple.foundationdb.Database;
+import com.apple.foundationdb.Range;
 import com.apple.foundationdb.ReadTransaction;
 import com.apple.foundationdb.Transaction;
 import com.apple.foundationdb.subspace.Subspace;
+import com.apple.foundationdb.tuple.ByteArrayUtil;
 import com.apple.foundationdb.tuple.Versionstamp;
 import io.github.fdbcoord.fdb.FdbErrors;
 import io.github.fdbcoord.lease.GrantHints;
@@ -228,7 +230,9 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
     CompletableFuture<Boolean> freeRead = mode == LockMode.READ
         ? schema.readWriterHolds(tr, name).thenApply(writer -> !writer)
         : schema.readHolders(tr, name).thenApply(List::isEmpty);
-    CompletableFuture<List<Waiter>> queueRead = schema.readQueue(tr, name, options.maxQueueLength());
+    // The head only, with a conflict: whether anyone waits decides a grant, and an enqueue behind the head (which
+    // writes at the queue's end) then does not conflict with this acquire.
+    CompletableFuture<List<Waiter>> headRead = schema.readQueue(tr, name, 1);
     return mineRead.thenCompose(mine -> {
           if (mine.held() != null) {
             return CompletableFuture.completedFuture(Stamped.now(Optional.of(mine.held().toGrant(name))));
@@ -236,21 +240,26 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
           if (mine.ticket() != null) {
             return refresh ? renewWaiter(tr, name, mine.ticket(), expiresAt) : CompletableFuture.completedFuture(Stamped.now(Optional.empty()));
           }
-          return freeRead.thenCombine(queueRead, (free, queue) -> {
-            if (queue.isEmpty() && free) {
+          return freeRead.thenCombine(headRead, (free, head) -> head.isEmpty() && free).thenCompose(mayGo -> {
+            if (mayGo) {
               schema.writeGrant(tr, name, owner, mode, 0);
               schema.writeLease(tr, name, owner, expiresAt);
               schema.touchGeneration(tr, name);
               schema.markActive(tr, name);
-              return Stamped.after(tr, vs -> Optional.of(new ReadWriteGrant(name, owner, mode, Versionstamp.complete(vs, 0))));
+              return CompletableFuture.completedFuture(Stamped.after(tr,
+                  vs -> Optional.of(new ReadWriteGrant(name, owner, mode, Versionstamp.complete(vs, 0)))));
             }
-            if (queue.size() >= options.maxQueueLength()) {
-              throw new ReadWriteLockException(ReadWriteLockException.Kind.QUEUE_FULL, name, "the queue of lock '" + name
-                  + "' already holds " + queue.size() + " waiters (maxQueueLength); '" + owner + "' was not queued");
-            }
-            schema.enqueue(tr, name, owner, mode, expiresAt);
-            schema.markActive(tr, name);
-            return Stamped.now(Optional.<ReadWriteGrant>empty());
+            // The bound is counted without a conflict (as the semaphore's): a queue may overshoot it by the enqueues
+            // that commit at once, rather than every enqueue conflicting with every other.
+            return schema.readQueue(tr.snapshot(), name, options.maxQueueLength()).thenApply(queue -> {
+              if (queue.size() >= options.maxQueueLength()) {
+                throw new ReadWriteLockException(ReadWriteLockException.Kind.QUEUE_FULL, name, "the queue of lock '"
+                    + name + "' already holds " + queue.size() + " waiters (maxQueueLength); '" + owner + "' was not queued");
+              }
+              schema.enqueue(tr, name, owner, mode, expiresAt);
+              schema.markActive(tr, name);
+              return Stamped.now(Optional.<ReadWriteGrant>empty());
+            });
           });
         });
   }
@@ -285,7 +294,9 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
    */
   CompletableFuture<Stamped<Void>> releaseIn(Transaction tr, ReadWriteGrant grant) {
     String name = grant.lock();
-    CompletableFuture<List<Waiter>> queueRead = schema.readQueue(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED);
+    // As a snapshot: grantHeads adds the conflict on the part of the queue its grants depend on, so an enqueue behind
+    // the first waiter left waiting does not conflict with this release.
+    CompletableFuture<List<Waiter>> queueRead = schema.readQueue(tr.snapshot(), name, ReadTransaction.ROW_LIMIT_UNLIMITED);
     return schema.readGrant(tr, name, grant.owner()).thenCompose(current -> {
       if (!isGrant(current, grant)) {
         return schema.ended().read(tr, grant.token().getBytes()).thenApply(ended -> {
@@ -300,7 +311,9 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
         CompletableFuture<Void> recorded = schema.ended().recordRelease(tr, grant.token().getBytes());
         if (queue.isEmpty()) {
           // Nobody to let in: the other holders are not read, so that readers leaving while others go in (each
-          // writing a holder key) do not conflict.
+          // writing a holder key) do not conflict. An enqueue that this read missed conflicts.
+          Range q = schema.queueRange(name);
+          tr.addReadConflictRange(q.begin, q.end);
           return recorded.thenApply(v -> Stamped.<Void>now(null));
         }
         return schema.readHolders(tr, name).thenCombine(recorded, (holders, v) -> {
@@ -417,6 +430,7 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
     int uv = userVersion;
     int removed = 0;
     int waiting = 0;
+    Waiter blocker = null;
     List<String> grantees = new ArrayList<>();
     for (Waiter w : queue) {
       if (w.expiresAt() < now) {
@@ -430,9 +444,17 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
         holding++;
         writer |= w.mode() == LockMode.WRITE;
       } else {
+        if (waiting == 0) {
+          blocker = w;
+        }
         waiting++;
       }
     }
+    // What decided the grants: the queue up to the first waiter left waiting, or all of it when none is (then an
+    // enqueue at its end would have changed what was cleared). Callers may read the queue as a snapshot.
+    Range q = schema.queueRange(name);
+    tr.addReadConflictRange(q.begin, blocker == null ? q.end
+        : ByteArrayUtil.join(schema.packQueueKey(name, blocker.ticket()), new byte[] {0}));
     int granted = uv - userVersion;
     if (granted > 0) {
       schema.touchGeneration(tr, name);
