@@ -60,6 +60,7 @@ final class FdbMutexService implements MutexService {
   private final QueueFloors floors = new QueueFloors();
   private final MutexReaper reaper;
   private final OwnerRemoval ownerRemoval;
+  private final DirectedHandOff directedHandOff;
   /** This start of the service: recorded with every grant and queue entry made or kept alive through it. */
   final Incarnation incarnation;
   private volatile boolean closed;
@@ -80,6 +81,7 @@ final class FdbMutexService implements MutexService {
     this.transitions = new MutexTransitions(schema, incarnation, retentionVersions, floors, db, executor,
         new HandOffHints(options.handOffNotifier()));
     this.ownerRemoval = new OwnerRemoval(schema, transitions);
+    this.directedHandOff = new DirectedHandOff(schema, transitions);
     this.reaper = options.reaperEnabled() ? new MutexReaper(this, options.lease(), options.reaperInterval()) : null;
     if (reaper != null) {
       reaper.start();
@@ -260,6 +262,27 @@ final class FdbMutexService implements MutexService {
     return currentRead.thenCompose(current -> MutexTransitions.isGrant(current, owner, token)
         ? transitions.endGrant(tr, name, current, true, headRead)
         : findEarlierRelease(tr, name, owner, token, current));
+  }
+
+  @Override
+  public CompletableFuture<LockEvent> releaseTo(String name, String owner, FencingToken token, String successor) {
+    checkName(name, "mutex name");
+    checkName(owner, "owner");
+    checkName(successor, "successor");
+    if (token == null) {
+      throw new IllegalArgumentException("a hand-over needs the grant's fencing token, got null");
+    }
+    if (successor.equals(owner)) {
+      throw new IllegalArgumentException("'" + owner + "' cannot hand mutex '" + name + "' over to itself: name a"
+          + " waiter as the successor");
+    }
+    return transact(tr -> releaseToIn(tr, name, owner, token, successor));
+  }
+
+  /** See {@link DirectedHandOff#releaseToIn}. */
+  CompletableFuture<AfterCommit<LockEvent>> releaseToIn(Transaction tr, String name, String owner, FencingToken token,
+      String successor) {
+    return directedHandOff.releaseToIn(tr, name, owner, token, successor);
   }
 
   /**
