@@ -138,4 +138,33 @@ class MutexReleaseToTest extends MutexTestSupport {
     await(held.release());
     assertEquals("b", await(b).owner());
   }
+
+  /**
+   * Hand-overs back and forth between two handles that heartbeat every millisecond: a heartbeat that commits beside
+   * a hand-over is refused once the hand-over committed, and must not make the handle that handed over believe it
+   * lost its grant.
+   */
+  @Test
+  void aHeartbeatRefusedBesideAHandOverIsNoLoss() {
+    MutexService s = service(MutexOptions.builder().reaperEnabled(false).lease(Duration.ofSeconds(30))
+        .heartbeatInterval(Duration.ofMillis(1)));
+    List<MutexHandle> handedOver = new java.util.ArrayList<>();
+    MutexHandle holder = await(s.acquire("m", "a"));
+    for (int i = 0; i < 100; i++) {
+      String next = holder.owner().equals("a") ? "b" : "a";
+      CompletableFuture<MutexHandle> waiting = s.acquire("m", next);
+      eventually(next + " queued", Duration.ofSeconds(20), () -> queue(await(s.state("m"))).equals(List.of(next)));
+      await(holder.heartbeat());
+      LockEvent e = await(holder.releaseTo(next));
+      handedOver.add(holder);
+      holder = await(waiting);
+      assertEquals(e.sequence(), holder.token());
+    }
+    for (MutexHandle h : handedOver) {
+      assertFalse(h.isHeld(), h.toString());
+      assertFalse(h.lost().isDone(), h + " handed over, yet told it lost: " + h.lost().getNow(null));
+    }
+    await(holder.heartbeat());
+    await(holder.release());
+  }
 }
