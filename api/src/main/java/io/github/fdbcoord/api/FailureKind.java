@@ -27,6 +27,11 @@ public enum FailureKind {
   NOT_OWNER,
   /** The mutex's queue is full. */
   QUEUE_FULL,
+  /**
+   * A hand-over named a successor that does not wait in the mutex's queue (an election's candidate that is not
+   * campaigning): nothing changed, the holder keeps its grant. Retrying once the successor waits may succeed.
+   */
+  NOT_QUEUED,
   /** The layer's service was closed while the operation waited. */
   CLOSED,
   /** The store failed, or holds data this version cannot use. */

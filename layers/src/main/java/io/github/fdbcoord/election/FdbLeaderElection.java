@@ -162,6 +162,17 @@ final class FdbLeaderElection implements LeaderElection {
     }
 
     @Override
+    public CompletableFuture<Leader> handOver(String candidate) {
+      MutexService.checkName(candidate, "candidate");
+      if (candidate.equals(leader.candidate())) {
+        throw new IllegalArgumentException("'" + candidate + "' leads election '" + leader.election()
+            + "' already: hand over to a candidate that is campaigning");
+      }
+      return FdbErrors.unwrapped(handle.releaseTo(candidate)
+          .thenApply(event -> new Leader(leader.election(), candidate, event.sequence())));
+    }
+
+    @Override
     public CompletableFuture<MutexException> lost() {
       return handle.lost();
     }

@@ -31,9 +31,19 @@ public interface Leadership {
   CompletableFuture<Void> resign();
 
   /**
+   * Ends this leadership and makes {@code candidate}, which must be campaigning (waiting in the election's line), the
+   * leader in the same transaction, with a strictly greater epoch (completes with it); the candidates that queued
+   * before it keep their places. Fails, changing nothing, with a {@code NotQueuedException} naming {@code candidate}
+   * when it is not campaigning (this leadership stays, heartbeating); with an {@link IllegalArgumentException} when
+   * it is this leader's own name; as {@link #resign()} does when this leadership was lost (which completes
+   * {@link #lost()}). Safe to retry: a hand-over already done completes with the same leader.
+   */
+  CompletableFuture<Leader> handOver(String candidate);
+
+  /**
    * Completes, with the refusal that revealed it, when this process learns it lost the leadership (a heartbeat or a
    * fence found a newer epoch or none): after a pause past the lease, at the first heartbeat on resuming. Never
-   * completes after {@link #resign()}.
+   * completes after {@link #resign()} or a {@link #handOver}.
    */
   CompletableFuture<MutexException> lost();
 

@@ -60,6 +60,7 @@ final class FdbMutexService implements MutexService {
   private final QueueFloors floors = new QueueFloors();
   private final MutexReaper reaper;
   private final OwnerRemoval ownerRemoval;
+  private final OwnerRelease ownerRelease;
   /** This start of the service: recorded with every grant and queue entry made or kept alive through it. */
   final Incarnation incarnation;
   private volatile boolean closed;
@@ -80,6 +81,7 @@ final class FdbMutexService implements MutexService {
     this.transitions = new MutexTransitions(schema, incarnation, retentionVersions, floors, db, executor,
         new HandOffHints(options.handOffNotifier()));
     this.ownerRemoval = new OwnerRemoval(schema, transitions);
+    this.ownerRelease = new OwnerRelease(schema, transitions);
     this.reaper = options.reaperEnabled() ? new MutexReaper(this, options.lease(), options.reaperInterval()) : null;
     if (reaper != null) {
       reaper.start();
@@ -250,38 +252,30 @@ final class FdbMutexService implements MutexService {
     return transact(tr -> releaseIn(tr, name, owner, token));
   }
 
-  /**
-   * Reads the owner record and the queue's head together: a release that ends the grant needs both,
-   * and one refused reads the head for nothing (its transaction commits no writes).
-   */
+  /** See {@link OwnerRelease#releaseIn}. */
   CompletableFuture<AfterCommit<LockEvent>> releaseIn(Transaction tr, String name, String owner, FencingToken token) {
-    CompletableFuture<MutexOwner> currentRead = schema.readOwner(tr, name);
-    CompletableFuture<Waiter> headRead = transitions.readQueueHead(tr, name);
-    return currentRead.thenCompose(current -> MutexTransitions.isGrant(current, owner, token)
-        ? transitions.endGrant(tr, name, current, true, headRead)
-        : findEarlierRelease(tr, name, owner, token, current));
+    return ownerRelease.releaseIn(tr, name, owner, token);
   }
 
-  /**
-   * A release whose first commit attempt succeeded but reported {@code commit_unknown_result} is
-   * retried and finds the grant gone: the event right after the grant's own tells whether that
-   * was this release (not an expiry).
-   */
-  private CompletableFuture<AfterCommit<LockEvent>> findEarlierRelease(
-      Transaction tr, String name, String owner, FencingToken token, MutexOwner current) {
+  @Override
+  public CompletableFuture<LockEvent> releaseTo(String name, String owner, FencingToken token, String successor) {
+    checkName(name, "mutex name");
+    checkName(owner, "owner");
+    checkName(successor, "successor");
     if (token == null) {
-      return CompletableFuture.failedFuture(MutexTransitions.refusal(name, owner, null, current));
+      throw new IllegalArgumentException("a hand-over needs the grant's fencing token, got null");
     }
-    return schema.readEventsAfter(tr.snapshot(), name, token, 1).thenApply(next -> {
-      if (!next.isEmpty()) {
-        LockEvent e = next.get(0);
-        boolean released = e.type() == LockEvent.Type.RELEASED || e.type() == LockEvent.Type.HANDED_OFF;
-        if (released && e.previousToken().equals(Optional.of(token)) && e.previousOwner().equals(Optional.of(owner))) {
-          return AfterCommit.now(e);
-        }
-      }
-      throw MutexTransitions.refusal(name, owner, token, current);
-    });
+    if (successor.equals(owner)) {
+      throw new IllegalArgumentException("'" + owner + "' cannot hand mutex '" + name + "' over to itself: name a"
+          + " waiter as the successor");
+    }
+    return transact(tr -> releaseToIn(tr, name, owner, token, successor));
+  }
+
+  /** See {@link OwnerRelease#releaseToIn}. */
+  CompletableFuture<AfterCommit<LockEvent>> releaseToIn(Transaction tr, String name, String owner, FencingToken token,
+      String successor) {
+    return ownerRelease.releaseToIn(tr, name, owner, token, successor);
   }
 
   @Override

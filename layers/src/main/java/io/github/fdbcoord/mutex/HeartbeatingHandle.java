@@ -14,6 +14,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A grant held through {@link MutexService#acquire}: heartbeats it every
@@ -32,6 +33,10 @@ final class HeartbeatingHandle implements MutexHandle {
   /** See {@link #exclusiveUntilNanos()}; guarded by {@code this}. */
   private boolean confirmed;
   private long exclusiveUntil;
+  /** Hand-overs in flight: a refusal seen meanwhile may be their own commit's doing, so it waits for their outcome. */
+  private final AtomicInteger handingOver = new AtomicInteger();
+  /** A refusal seen while a hand-over was in flight; guarded by {@code this}. */
+  private MutexException refusedMeanwhile;
 
   HeartbeatingHandle(FdbMutexService service, String name, String owner, FencingToken token, Versionstamp ticket) {
     this.service = service;
@@ -72,6 +77,57 @@ final class HeartbeatingHandle implements MutexHandle {
     return service.release(name, owner, token);
   }
 
+  @Override
+  public CompletableFuture<LockEvent> releaseTo(String successor) {
+    handingOver.incrementAndGet();
+    CompletableFuture<LockEvent> handedOver;
+    try {
+      handedOver = service.releaseTo(name, owner, token, successor);
+    } catch (RuntimeException e) {
+      handingOver.decrementAndGet();
+      throw e;
+    }
+    return handedOver.whenComplete((event, e) -> handOverDone(e));
+  }
+
+  private void handOverDone(Throwable failure) {
+    MutexException lostBy = null;
+    synchronized (this) {
+      if (failure == null) {
+        markReleased();
+      }
+      handingOver.decrementAndGet();
+      Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
+      if (cause instanceof MutexException refusal && refusal.kind() != MutexException.Kind.NOT_QUEUED) {
+        lostBy = refusal;
+      } else if (failure != null) {
+        // The hand-over did not happen, so a heartbeat or fence refused meanwhile saw the grant end otherwise.
+        lostBy = refusedMeanwhile;
+      }
+    }
+    if (lostBy != null) {
+      refused(lostBy);
+    }
+  }
+
+  /**
+   * A heartbeat, fence or hand-over found the grant ended: the handle lost it, unless it released it, or a hand-over
+   * in flight may have ended it (then that hand-over's outcome decides).
+   */
+  private void refused(MutexException refusal) {
+    synchronized (this) {
+      if (released) {
+        return;
+      }
+      if (handingOver.get() > 0) {
+        refusedMeanwhile = refusal;
+        return;
+      }
+    }
+    stopHeartbeats();
+    lost.complete(refusal);
+  }
+
   /** Stops heartbeating for a release the caller makes itself (several grants released in one transaction). */
   void markReleased() {
     released = true;
@@ -85,9 +141,8 @@ final class HeartbeatingHandle implements MutexHandle {
       if (e == null) {
         confirmedAt(started);
       }
-      if (e instanceof MutexException && !released) {
-        stopHeartbeats();
-        lost.complete((MutexException) e);
+      if (e instanceof MutexException refusal) {
+        refused(refusal);
       }
     });
   }
@@ -97,9 +152,8 @@ final class HeartbeatingHandle implements MutexHandle {
     return FdbErrors.unwrapped(service.fence(tr, name, owner, token).whenComplete((r, e) -> {
       // A grant found ended at a read version stays ended: no later read can find it current again.
       Throwable cause = e instanceof CompletionException ? e.getCause() : e;
-      if (cause instanceof MutexException refusal && !released) {
-        stopHeartbeats();
-        lost.complete(refusal);
+      if (cause instanceof MutexException refusal) {
+        refused(refusal);
       }
     }));
   }

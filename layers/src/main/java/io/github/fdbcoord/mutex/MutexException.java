@@ -11,7 +11,7 @@ import java.util.Objects;
  * same style as the other layers' {@code InternerException}, {@code AllocatorException} and
  * {@code DirectoryServiceException}; the subclasses exist only where a refusal carries data of its
  * own ({@link NotOwnerException}, {@link MutexNotHeldException}, {@link MutexTimeoutException},
- * {@link MutexQueueFullException}). Each kind is the {@link FailureKind} of the same name.
+ * {@link MutexQueueFullException}, {@link NotQueuedException}). Each kind is the {@link FailureKind} of the same name.
  */
 public class MutexException extends CoordinationException {
   /** The kinds of refusal. */
@@ -25,7 +25,9 @@ public class MutexException extends CoordinationException {
     /** The service was closed while the operation waited. */
     CLOSED(FailureKind.CLOSED),
     /** The mutex's queue already holds {@link MutexOptions#maxQueueLength()} waiters. */
-    QUEUE_FULL(FailureKind.QUEUE_FULL);
+    QUEUE_FULL(FailureKind.QUEUE_FULL),
+    /** A hand-over ({@link MutexService#releaseTo}) named a successor that does not wait in the queue. */
+    NOT_QUEUED(FailureKind.NOT_QUEUED);
 
     private final FailureKind failureKind;
 

@@ -30,6 +30,13 @@ public interface MutexHandle {
   /** Stops heartbeating and releases; fails with {@link NotOwnerException}/{@link MutexNotHeldException} if the grant was lost. */
   CompletableFuture<LockEvent> release();
 
+  /**
+   * Hands the grant over to {@code successor}, which waits in this mutex's queue ({@link MutexService#releaseTo}):
+   * heartbeats stop once that commits. When {@code successor} does not wait ({@link NotQueuedException}) nothing
+   * changes and the grant stays held, heartbeating; a grant found ended completes {@link #lost()}.
+   */
+  CompletableFuture<LockEvent> releaseTo(String successor);
+
   /** Heartbeats now, in addition to the scheduled heartbeats. */
   CompletableFuture<MutexOwner> heartbeat();
 

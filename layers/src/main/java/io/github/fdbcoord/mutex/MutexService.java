@@ -142,6 +142,20 @@ public interface MutexService extends AutoCloseable {
    */
   CompletableFuture<LockEvent> release(String name, String owner, FencingToken token);
 
+  /**
+   * Ends the grant {@code token} of {@code owner} and makes {@code successor}, which must wait in the mutex's queue,
+   * the owner in the same transaction, whatever its place in the queue: the waiters queued before it keep their
+   * places (and get the mutex in FIFO order after it). The new grant's token is this commit's versionstamp; the lock
+   * event is HANDED_OFF to {@code successor}, and the {@link HandOffNotifier} is told as for a release. Completes
+   * with that event.
+   *
+   * <p>Fails, changing nothing, with {@link NotQueuedException} (kind NOT_QUEUED) when {@code successor} does not
+   * wait (the owner keeps its grant), and as {@link #release(String, String, FencingToken)} when the grant has ended
+   * ({@link MutexNotHeldException}, {@link NotOwnerException}); {@code successor} equal to {@code owner} is an
+   * {@link IllegalArgumentException}. Idempotent: a retried commit that finds this very hand-over done completes with it.
+   */
+  CompletableFuture<LockEvent> releaseTo(String name, String owner, FencingToken token, String successor);
+
   /** Records that {@code owner} is alive; completes with the updated owner record. Errors as release. */
   CompletableFuture<MutexOwner> heartbeat(String name, String owner);
 

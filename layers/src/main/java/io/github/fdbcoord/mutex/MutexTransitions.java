@@ -14,8 +14,8 @@ import java.util.concurrent.Executor;
 
 /**
  * The writes that change who owns a mutex, each inside the caller's transaction: a grant of a free
- * mutex, the end of a grant (hand-off to the queue's head, or the mutex becoming free), with the
- * lock event each appends. Shared by acquire, release, the reaper and the clean-up at open.
+ * mutex, the end of a grant (hand-off to the queue's head or to a named waiter, or the mutex becoming
+ * free), with the lock event each appends. Shared by acquire, release, the reaper and the clean-up at open.
  *
  * <p>None of them reads more than the caller needs to decide: the event log is trimmed after the
  * transition commits, in a transaction of its own ({@link EventLogTrimmer#trimAfter}), so a
@@ -78,6 +78,18 @@ final class MutexTransitions {
       // The new owner is kept alive through the same host as its queue entry was.
       return grant(tr, name, head.owner(), new EventRecord(type, current.owner(), current.token(), head.owner()), head.via());
     });
+  }
+
+  /**
+   * Ends {@code current}'s grant by handing it to {@code next}, a waiter anywhere in the queue (its entry read with
+   * conflict by the caller): a HANDED_OFF event to it, as a release to the head would log. The waiters queued before
+   * it keep their places; the queue's floor is left as it is, since those entries stay.
+   */
+  AfterCommit<LockEvent> handTo(Transaction tr, String name, MutexOwner current, Waiter next) {
+    schema.dequeue(tr, name, next);
+    hints.afterCommit(tr, name, next.owner());
+    return grant(tr, name, next.owner(),
+        new EventRecord(LockEvent.Type.HANDED_OFF, current.owner(), current.token(), next.owner()), next.via());
   }
 
   private AfterCommit<LockEvent> grant(Transaction tr, String name, String owner, EventRecord event, Incarnation via) {

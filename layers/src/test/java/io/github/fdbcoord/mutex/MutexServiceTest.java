@@ -55,24 +55,6 @@ class MutexServiceTest extends MutexTestSupport {
     assertEquals(1, await(s.state("m")).queue().size());
   }
 
-  /**
-   * Runs {@code body} through the service's real retry loop, with a first attempt whose effect is
-   * committed (in a transaction of its own) and which then reports commit_unknown_result, as a
-   * commit whose acknowledgement was lost would: the loop retries the body.
-   */
-  private static <T> CompletableFuture<T> committedThenUnknown(
-      FdbMutexService s, java.util.function.Function<com.apple.foundationdb.Transaction, CompletableFuture<AfterCommit<T>>> body) {
-    java.util.concurrent.atomic.AtomicInteger attempts = new java.util.concurrent.atomic.AtomicInteger();
-    return s.transact(tr -> {
-      if (attempts.getAndIncrement() == 0) {
-        return s.db.runAsync(body, s.executor).thenCompose(AfterCommit::resolve).thenCompose(
-            committed -> CompletableFuture.failedFuture(
-                io.github.fdbcoord.fdb.FdbErrors.error(io.github.fdbcoord.fdb.FdbErrors.COMMIT_UNKNOWN_RESULT)));
-      }
-      return body.apply(tr);
-    });
-  }
-
   @Test
   void tryAcquireRetriedAfterCommitUnknownResultEnqueuesOnce() {
     FdbMutexService s = service(quiet());

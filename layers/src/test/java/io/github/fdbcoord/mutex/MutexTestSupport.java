@@ -1,8 +1,13 @@
 package io.github.fdbcoord.mutex;
 
+import com.apple.foundationdb.Transaction;
+import io.github.fdbcoord.fdb.FdbErrors;
 import io.github.fdbcoord.testsupport.LayerTestSupport;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 
 /** The mutex tests' options and services, over {@link LayerTestSupport}. */
 abstract class MutexTestSupport extends LayerTestSupport<MutexService> {
@@ -26,5 +31,22 @@ abstract class MutexTestSupport extends LayerTestSupport<MutexService> {
   FdbMutexService service(MutexOptions.Builder options) {
     FdbMutexService s = (FdbMutexService) MutexService.create(db, root, options.build());
     return track(s);
+  }
+
+  /**
+   * Runs {@code body} through the service's real retry loop, with a first attempt whose effect is
+   * committed (in a transaction of its own) and which then reports commit_unknown_result, as a
+   * commit whose acknowledgement was lost would: the loop retries the body.
+   */
+  static <T> CompletableFuture<T> committedThenUnknown(FdbMutexService s,
+      Function<Transaction, CompletableFuture<AfterCommit<T>>> body) {
+    AtomicInteger attempts = new AtomicInteger();
+    return s.transact(tr -> {
+      if (attempts.getAndIncrement() == 0) {
+        return s.db.runAsync(body, s.executor).thenCompose(AfterCommit::resolve).thenCompose(
+            committed -> CompletableFuture.failedFuture(FdbErrors.error(FdbErrors.COMMIT_UNKNOWN_RESULT)));
+      }
+      return body.apply(tr);
+    });
   }
 }

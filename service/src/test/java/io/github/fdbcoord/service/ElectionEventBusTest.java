@@ -120,6 +120,56 @@ class ElectionEventBusTest {
   }
 
   @Test
+  void aHandOverMakesTheNamedCandidateLeaderAndTheOthersKeepTheirPlaces() throws Exception {
+    start(LONG_LEASE_MS);
+    JsonObject a = await(campaign("h", "a", 5_000));
+    List<Future<JsonObject>> waiting = new ArrayList<>();
+    for (String c : List.of("b", "c", "d")) {
+      waiting.add(campaign("h", c, 30_000));
+      eventually("'" + c + "' is in line", Duration.ofSeconds(20), () -> line("h").contains(c), () -> "line " + line("h"));
+    }
+    JsonObject request = leadership("h", "a", a.getString("epoch")).put("successor", "c");
+    JsonObject handedOver = f.request(election, ElectionWire.HANDOVER, request);
+    assertTrue(handedOver.getBoolean("handedOver"), handedOver::encode);
+    assertEquals("a", handedOver.getString("candidate"));
+    JsonObject c = await(waiting.get(1));
+    assertEquals("c", c.getString("candidate"));
+    assertEquals(new JsonObject().put("candidate", "c").put("epoch", c.getString("epoch")),
+        handedOver.getJsonObject("leader"), "the hand-over names the new leader, made so in the same transaction");
+    assertTrue(epoch(c).isNewerThan(epoch(a)));
+    assertEquals(handedOver.getJsonObject("leader"), leader("h"));
+    assertEquals(List.of("b", "d"), line("h"), "b and d keep their places");
+    assertFalse(waiting.get(0).isComplete());
+    // A repeat whose answer was lost answers the same and changes nothing.
+    assertEquals(handedOver, f.request(election, ElectionWire.HANDOVER, request));
+    assertEquals(List.of("b", "d"), line("h"));
+
+    JsonObject cLeads = leadership("h", "c", c.getString("epoch"));
+    ReplyException notQueued = f.failure(election, ElectionWire.HANDOVER, cLeads.copy().put("successor", "zed"),
+        CONFLICT, "not_queued");
+    assertTrue(notQueued.getMessage().contains("'zed'"), notQueued.getMessage());
+    assertEquals(handedOver.getJsonObject("leader"), leader("h"), "a refused hand-over leaves the leader as it was");
+    f.request(election, ElectionWire.HEARTBEAT, cLeads);
+    ReplyException self = f.failure(election, ElectionWire.HANDOVER, cLeads.copy().put("successor", "c"), BAD_REQUEST,
+        "bad_request");
+    assertTrue(self.getMessage().contains("'successor'"), self.getMessage());
+    ReplyException missing = f.failure(election, ElectionWire.HANDOVER, cLeads, BAD_REQUEST, "bad_request");
+    assertTrue(missing.getMessage().contains("'successor'"), missing.getMessage());
+    // The old leader's epoch is over: it cannot hand over again, to anyone else.
+    f.failure(election, ElectionWire.HANDOVER, leadership("h", "a", a.getString("epoch")).put("successor", "b"),
+        CONFLICT, "not_owner");
+    assertEquals(List.of("b", "d"), line("h"));
+
+    JsonObject resigned = f.request(election, ElectionWire.RESIGN, cLeads);
+    assertEquals("b", resigned.getJsonObject("leader").getString("candidate"), "FIFO among the rest");
+    JsonObject b = await(waiting.get(0));
+    f.request(election, ElectionWire.RESIGN, leadership("h", "b", b.getString("epoch")));
+    JsonObject d = await(waiting.get(2));
+    f.request(election, ElectionWire.RESIGN, leadership("h", "d", d.getString("epoch")));
+    assertNull(leader("h"));
+  }
+
+  @Test
   void candidatesLeadInTheOrderTheyCampaignedWithIncreasingEpochs() throws Exception {
     start(LONG_LEASE_MS);
     JsonObject first = await(campaign("fifo", "c0", 5_000));

@@ -116,6 +116,41 @@ class ElectionHttpTest {
   }
 
   @Test
+  void handOverToANamedCandidateOverHttp() throws Exception {
+    start(new JsonObject());
+    JsonObject a = ok(await(post("/elections/ho/campaign", new JsonObject().put("candidate", "a").put("timeoutMs", 5_000))));
+    Future<HttpResponse<Buffer>> b = post("/elections/ho/campaign", new JsonObject().put("candidate", "b")
+        .put("timeoutMs", 20_000));
+    eventually("'b' is in line", Duration.ofSeconds(20), () -> line("ho").equals(List.of("b")));
+    Future<HttpResponse<Buffer>> c = post("/elections/ho/campaign", new JsonObject().put("candidate", "c")
+        .put("timeoutMs", 20_000));
+    eventually("'c' is in line", Duration.ofSeconds(20), () -> line("ho").equals(List.of("b", "c")));
+
+    JsonObject notQueued = refused(await(post("/elections/ho/handover", leadership(a).put("successor", "zed"))),
+        409, "not_queued");
+    assertTrue(notQueued.getString("message").contains("'zed'"), notQueued.encode());
+    assertEquals(a.getString("epoch"), leaderOf("ho").getString("epoch"), "the leader stays");
+    JsonObject missing = refused(await(post("/elections/ho/handover", leadership(a))), 400, "bad_request");
+    assertTrue(missing.getString("message").contains("'successor'"), missing.encode());
+    JsonObject self = refused(await(post("/elections/ho/handover", leadership(a).put("successor", "a"))), 400,
+        "bad_request");
+    assertTrue(self.getString("message").contains("'successor'"), self.encode());
+    refused(await(post("/elections/ho/handover", leadership(a).put("successor", 5))), 400, "bad_request");
+
+    JsonObject handedOver = ok(await(post("/elections/ho/handover", leadership(a).put("successor", "c"))));
+    assertTrue(handedOver.getBoolean("handedOver"), handedOver.encode());
+    JsonObject won = ok(await(c));
+    assertEquals("c", won.getString("candidate"));
+    assertEquals(new JsonObject().put("candidate", "c").put("epoch", won.getString("epoch")),
+        handedOver.getJsonObject("leader"));
+    assertEquals("c", leaderOf("ho").getString("candidate"));
+    assertEquals(List.of("b"), line("ho"), "b keeps its place");
+    refused(await(post("/elections/ho/handover", leadership(a).put("successor", "b"))), 409, "not_owner");
+    ok(await(post("/elections/ho/resign", leadership(won))));
+    assertEquals("b", ok(await(b)).getString("candidate"));
+  }
+
+  @Test
   void badInputIsA400NamingWhatWasWrong() {
     start(new JsonObject());
     String longName = "x".repeat(1_025);

@@ -55,6 +55,7 @@ class FailureCodesTest {
       MutexException.Kind.NOT_OWNER, new Expected(409, "not_owner"),
       MutexException.Kind.TIMED_OUT, new Expected(409, "timed_out"),
       MutexException.Kind.QUEUE_FULL, new Expected(409, "queue_full"),
+      MutexException.Kind.NOT_QUEUED, new Expected(409, "not_queued"),
       MutexException.Kind.CLOSED, new Expected(503, "closed"));
 
   private static void assertReply(Expected expected, String message, ReplyException reply) {

@@ -14,6 +14,11 @@ public final class ElectionWire {
   public static final String LEADER = "leader";
   /** The election's action "resign": ends a leadership; the next candidate leads. */
   public static final String RESIGN = "resign";
+  /**
+   * The election's action "handover": ends a leadership and makes the named candidate, which must be campaigning, the
+   * leader in the same transaction (those in line before it keep their places).
+   */
+  public static final String HANDOVER = "handover";
   /** The election's action "heartbeat": keeps a leadership alive (more often than the lease). */
   public static final String HEARTBEAT = "heartbeat";
   /** The election's action "abandon": ends the campaigns of a candidate waiting on the node that answers. */

@@ -8,8 +8,8 @@ import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 
 /**
- * Leader election on its address ({@code <prefix>.election}). Actions: campaign, leader, resign, heartbeat,
- * abandon (docs/vertx.md).
+ * Leader election on its address ({@code <prefix>.election}). Actions: campaign, leader, resign, handover,
+ * heartbeat, abandon (docs/vertx.md).
  *
  * <p>An election is the mutex of the same name in the service's {@link MutexService} ({@link LeaderElection#over}):
  * its leader is the mutex's holder, its epoch the grant's fencing token. This verticle only renames: each action is
@@ -61,6 +61,19 @@ public final class ElectionVerticle extends LayerVerticle {
       return mutex.release(election, candidate, epoch).map(event -> ElectionWire.leading(election, candidate, epoch)
           .put("resigned", true)
           .put("leader", event.owner().map(next -> ElectionWire.leader(next, event.sequence())).orElse(null)));
+    });
+    action(ElectionWire.HANDOVER, body -> {
+      String election = election(body);
+      String candidate = candidate(body);
+      FencingToken epoch = epoch(body);
+      String successor = Requests.mutexName(body, "successor");
+      if (successor.equals(candidate)) {
+        throw FailureCodes.badRequest("field 'successor' names the leader '" + candidate + "' itself: name a"
+            + " candidate that is campaigning in election '" + election + "'");
+      }
+      return mutex.releaseTo(election, candidate, epoch, successor).map(event ->
+          ElectionWire.leading(election, candidate, epoch).put("handedOver", true)
+              .put("leader", ElectionWire.leader(successor, event.sequence())));
     });
     action(ElectionWire.HEARTBEAT, body -> {
       String election = election(body);

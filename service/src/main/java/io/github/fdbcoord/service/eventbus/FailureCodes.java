@@ -69,6 +69,7 @@ public final class FailureCodes {
       case NOT_HELD -> failure(CONFLICT, "not_held", message);
       case NOT_OWNER -> failure(CONFLICT, "not_owner", message);
       case QUEUE_FULL -> failure(CONFLICT, "queue_full", message);
+      case NOT_QUEUED -> failure(CONFLICT, "not_queued", message);
       case CLOSED -> failure(UNAVAILABLE, "closed", message);
       case UNAVAILABLE -> failure(UNAVAILABLE, "unavailable", message);
       case STORE_UNAVAILABLE -> failure(UNAVAILABLE, "store_unavailable", message);

@@ -204,6 +204,20 @@ public final class MutexVerticle extends LayerVerticle {
   }
 
   /**
+   * Hands {@code owner}'s grant {@code token} of {@code name} over to the waiter {@code successor}
+   * ({@link MutexService#releaseTo}) and forgets it here once it ended; a successor that does not wait leaves the
+   * grant held (and remembered). The election's {@code handover} is this.
+   */
+  Future<LockEvent> releaseTo(String name, String owner, FencingToken token, String successor) {
+    return store(() -> mutexes.releaseTo(name, owner, token, successor)).andThen(ar -> {
+      if (ar.succeeded() || FdbErrors.unwrap(ar.cause()) instanceof MutexException refusal
+          && refusal.kind() != MutexException.Kind.NOT_QUEUED) {
+        grants.remove(key(name, owner));
+      }
+    });
+  }
+
+  /**
    * Heartbeats {@code owner}'s grant of {@code name} for its remote holder (with {@code token}: that grant only),
    * remembering it for the release at stop, or forgetting it when the layer refuses. The election's leader
    * heartbeats through this too.

@@ -39,7 +39,7 @@ final class ElectionRoutes {
       body.put("election", ctx.pathParam("name"));
       campaigns.send(ctx, body, AcquireWaits.sendTimeoutMs(body, options));
     });
-    for (String action : List.of(ElectionWire.RESIGN, ElectionWire.HEARTBEAT)) {
+    for (String action : List.of(ElectionWire.RESIGN, ElectionWire.HANDOVER, ElectionWire.HEARTBEAT)) {
       router.post("/elections/:name/" + action).handler(ctx -> {
         JsonObject body = HttpRequests.body(ctx);
         if (body != null) {
