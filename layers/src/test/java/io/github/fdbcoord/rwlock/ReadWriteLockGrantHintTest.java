@@ -2,17 +2,16 @@ package io.github.fdbcoord.rwlock;
 
 import com.apple.foundationdb.tuple.Versionstamp;
 import io.github.fdbcoord.lease.GrantNotifier;
+import io.github.fdbcoord.testsupport.GrantHintRouter;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -27,34 +26,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * so they do not wait for their watch. Services stand for processes; owners are {@code node/n}.
  */
 class ReadWriteLockGrantHintTest extends ReadWriteLockTestSupport {
-  private record Hint(String name, String owner) {}
-
-  private final Map<String, ReadWriteLockService> nodes = new ConcurrentHashMap<>();
-  private final List<Hint> sent = new CopyOnWriteArrayList<>();
-
-  private GrantNotifier router(AtomicBoolean deliver) {
-    return (name, owner) -> {
-      sent.add(new Hint(name, owner));
-      if (deliver.get()) {
-        nodes.get(owner.substring(0, owner.indexOf('/'))).recheck(name, owner);
-      }
-    };
-  }
+  private final GrantHintRouter hints = new GrantHintRouter();
 
   /** Waits set no watch and renew every five minutes: within a test, only a hint makes a wait read again. */
-  private FdbReadWriteLockService blindNode(String id, AtomicBoolean deliver) {
+  private FdbReadWriteLockService blindNode(String id) {
     FdbReadWriteLockService s = service(quiet().lease(Duration.ofMinutes(10)).heartbeatInterval(Duration.ofMinutes(5))
-        .grantNotifier(router(deliver)));
+        .grantNotifier(hints.notifier()));
     s.watchesDisabled = true;
-    nodes.put(id, s);
+    hints.node(id, s::recheck);
     return s;
   }
 
   @Test
   void aWritersReleaseHintsEveryReaderItLetsIn() {
-    AtomicBoolean deliver = new AtomicBoolean(true);
-    FdbReadWriteLockService a = blindNode("a", deliver);
-    FdbReadWriteLockService b = blindNode("b", deliver);
+        FdbReadWriteLockService a = blindNode("a");
+    FdbReadWriteLockService b = blindNode("b");
     ReadWriteLockHandle writer = await(a.acquire("doc", "a/w", LockMode.WRITE, Duration.ofSeconds(30)));
     CompletableFuture<ReadWriteLockHandle> r1 = b.acquire("doc", "b/r1", LockMode.READ, null);
     CompletableFuture<ReadWriteLockHandle> r2 = b.acquire("doc", "b/r2", LockMode.READ, null);
@@ -69,7 +55,7 @@ class ReadWriteLockGrantHintTest extends ReadWriteLockTestSupport {
       assertEquals(LockMode.READ, r.mode());
       assertTrue(r.token().compareTo(writer.token()) > 0, r.owner() + "'s token is newer than the writer's");
     }
-    assertEquals(Set.of(new Hint("doc", "b/r1"), new Hint("doc", "b/r2")), Set.copyOf(sent),
+    assertEquals(Set.of(new GrantHintRouter.Hint("doc", "b/r1"), new GrantHintRouter.Hint("doc", "b/r2")), Set.copyOf(hints.sent),
         "the readers on b were told through the notifier, the one on a directly");
     assertEquals(List.of("b/w2"), queue(a, "doc"));
 
@@ -79,15 +65,15 @@ class ReadWriteLockGrantHintTest extends ReadWriteLockTestSupport {
     ReadWriteLockHandle next = await(w2);
     assertEquals("b/w2", next.owner());
     assertTrue(readers.stream().allMatch(r -> next.token().compareTo(r.token()) > 0));
-    assertEquals(new Hint("doc", "b/w2"), sent.get(sent.size() - 1));
+    assertEquals(new GrantHintRouter.Hint("doc", "b/w2"), hints.sent.get(hints.sent.size() - 1));
     await(next.release());
   }
 
   @Test
   void aHintForAnOwnerNotGrantedGrantsNothing() {
-    AtomicBoolean deliver = new AtomicBoolean(false);
-    FdbReadWriteLockService a = blindNode("a", deliver);
-    FdbReadWriteLockService b = blindNode("b", deliver);
+    hints.deliver.set(false);
+    FdbReadWriteLockService a = blindNode("a");
+    FdbReadWriteLockService b = blindNode("b");
     ReadWriteLockHandle held = await(a.acquire("forged", "a/1", LockMode.WRITE, Duration.ofSeconds(30)));
     CompletableFuture<ReadWriteLockHandle> waiting = b.acquire("forged", "b/2", LockMode.READ, null);
     eventually("b/2 queued", Duration.ofSeconds(30), () -> queue(a, "forged").equals(List.of("b/2")));
@@ -97,7 +83,7 @@ class ReadWriteLockGrantHintTest extends ReadWriteLockTestSupport {
     eventually("b/2 still queued behind a/1", Duration.ofSeconds(30),
         () -> queue(a, "forged").equals(List.of("b/2")) && holders(a, "forged").equals(List.of("a/1")));
     assertFalse(waiting.isDone(), "a hint is not a grant");
-    deliver.set(true);
+    hints.deliver.set(true);
     await(held.release());
     ReadWriteLockHandle next = await(waiting);
     assertEquals("b/2", next.owner());
@@ -110,11 +96,10 @@ class ReadWriteLockGrantHintTest extends ReadWriteLockTestSupport {
    */
   @Test
   void forgedHintsAmongRealOnesKeepWritersAlone() {
-    AtomicBoolean deliver = new AtomicBoolean(true);
-    List<ReadWriteLockService> services = new ArrayList<>();
+        List<ReadWriteLockService> services = new ArrayList<>();
     for (String id : List.of("a", "b", "c")) {
-      FdbReadWriteLockService s = service(quiet().grantNotifier(router(deliver)));
-      nodes.put(id, s);
+      FdbReadWriteLockService s = service(quiet().grantNotifier(hints.notifier()));
+      hints.node(id, s::recheck);
       services.add(s);
     }
     int contenders = 12;

@@ -2,17 +2,16 @@ package io.github.fdbcoord.semaphore;
 
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.lease.GrantNotifier;
+import io.github.fdbcoord.testsupport.GrantHintRouter;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -28,29 +27,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * routes by the node part.
  */
 class SemaphoreGrantHintTest extends SemaphoreTestSupport {
-  private record Hint(String name, String owner) {}
-
-  private final Map<String, SemaphoreService> nodes = new ConcurrentHashMap<>();
-  private final List<Hint> sent = new CopyOnWriteArrayList<>();
-
-  private GrantNotifier router(AtomicBoolean deliver) {
-    return (name, owner) -> {
-      sent.add(new Hint(name, owner));
-      if (deliver.get()) {
-        nodes.get(owner.substring(0, owner.indexOf('/'))).recheck(name, owner);
-      }
-    };
-  }
+  private final GrantHintRouter hints = new GrantHintRouter();
 
   /**
    * A service whose waits set no watch and heartbeat only every five minutes: within a test, nothing but a hint
    * makes a wait read the semaphore again.
    */
-  private FdbSemaphoreService blindNode(String id, AtomicBoolean deliver) {
+  private FdbSemaphoreService blindNode(String id) {
     FdbSemaphoreService s = service(quiet().lease(Duration.ofMinutes(10)).heartbeatInterval(Duration.ofMinutes(5))
-        .grantNotifier(router(deliver)));
+        .grantNotifier(hints.notifier()));
     s.watchesDisabled = true;
-    nodes.put(id, s);
+    hints.node(id, s::recheck);
     return s;
   }
 
@@ -61,9 +48,8 @@ class SemaphoreGrantHintTest extends SemaphoreTestSupport {
 
   @Test
   void aGrantReachesAWaiterElsewhereByTheNotifierAndOneHereDirectly() {
-    AtomicBoolean deliver = new AtomicBoolean(true);
-    FdbSemaphoreService a = blindNode("a", deliver);
-    FdbSemaphoreService b = blindNode("b", deliver);
+        FdbSemaphoreService a = blindNode("a");
+    FdbSemaphoreService b = blindNode("b");
     SemaphoreHandle first = await(a.acquire("pair", 2, "a/0", Duration.ofSeconds(30)));
     SemaphoreHandle second = await(a.acquire("pair", 2, "a/1", Duration.ofSeconds(30)));
     CompletableFuture<SemaphoreHandle> remote = b.acquire("pair", 2, "b/2", null);
@@ -75,13 +61,13 @@ class SemaphoreGrantHintTest extends SemaphoreTestSupport {
     SemaphoreHandle viaNotifier = await(remote);
     assertEquals("b/2", viaNotifier.owner());
     assertTrue(viaNotifier.token().isNewerThan(second.token()));
-    assertEquals(List.of(new Hint("pair", "b/2")), sent, "the grant to a wait on another node goes through the notifier");
+    assertEquals(List.of(new GrantHintRouter.Hint("pair", "b/2")), hints.sent, "the grant to a wait on another node goes through the notifier");
 
     await(second.release());
     SemaphoreHandle direct = await(local);
     assertEquals("a/3", direct.owner());
     assertTrue(direct.token().isNewerThan(viaNotifier.token()));
-    assertEquals(List.of(new Hint("pair", "b/2")), sent, "a wait on the granting node is woken without the notifier");
+    assertEquals(List.of(new GrantHintRouter.Hint("pair", "b/2")), hints.sent, "a wait on the granting node is woken without the notifier");
     await(viaNotifier.release());
     await(direct.release());
     assertEquals(List.of(), await(a.state("pair")).holders());
@@ -89,9 +75,9 @@ class SemaphoreGrantHintTest extends SemaphoreTestSupport {
 
   @Test
   void aHintForAnOwnerNotGrantedGrantsNothing() {
-    AtomicBoolean deliver = new AtomicBoolean(false);
-    FdbSemaphoreService a = blindNode("a", deliver);
-    FdbSemaphoreService b = blindNode("b", deliver);
+    hints.deliver.set(false);
+    FdbSemaphoreService a = blindNode("a");
+    FdbSemaphoreService b = blindNode("b");
     SemaphoreHandle held = await(a.acquire("forged", 1, "a/1", Duration.ofSeconds(30)));
     CompletableFuture<SemaphoreHandle> waiting = b.acquire("forged", 1, "b/2", null);
     awaitWaiters(a, "forged", 1);
@@ -106,7 +92,7 @@ class SemaphoreGrantHintTest extends SemaphoreTestSupport {
           && state.holders().get(0).owner().equals("a/1");
     });
     assertFalse(waiting.isDone(), "a hint is not a grant");
-    deliver.set(true);
+    hints.deliver.set(true);
     await(held.release());
     SemaphoreHandle next = await(waiting);
     assertEquals("b/2", next.owner());
@@ -120,11 +106,10 @@ class SemaphoreGrantHintTest extends SemaphoreTestSupport {
    */
   @Test
   void forgedHintsAmongRealOnesKeepThePermitCount() {
-    AtomicBoolean deliver = new AtomicBoolean(true);
-    List<SemaphoreService> services = new ArrayList<>();
+        List<SemaphoreService> services = new ArrayList<>();
     for (String id : List.of("a", "b", "c")) {
-      FdbSemaphoreService s = service(quiet().grantNotifier(router(deliver)));
-      nodes.put(id, s);
+      FdbSemaphoreService s = service(quiet().grantNotifier(hints.notifier()));
+      hints.node(id, s::recheck);
       services.add(s);
     }
     int permits = 3;
