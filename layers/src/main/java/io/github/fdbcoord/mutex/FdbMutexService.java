@@ -1,6 +1,5 @@
 package io.github.fdbcoord.mutex;
 
-import com.apple.foundationdb.async.AsyncUtil;
 import io.github.fdbcoord.fdb.FdbErrors;
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.api.LockEvent;
@@ -16,7 +15,6 @@ import com.apple.foundationdb.tuple.Versionstamp;
 import io.github.fdbcoord.mutex.MutexSchema.Incarnation;
 import io.github.fdbcoord.mutex.MutexSchema.Waiter;
 
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -26,12 +24,10 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -61,6 +57,7 @@ final class FdbMutexService implements MutexService {
   private final MutexReaper reaper;
   private final OwnerRemoval ownerRemoval;
   private final OwnerRelease ownerRelease;
+  private final EventLogReader eventLog;
   /** This start of the service: recorded with every grant and queue entry made or kept alive through it. */
   final Incarnation incarnation;
   private volatile boolean closed;
@@ -82,6 +79,7 @@ final class FdbMutexService implements MutexService {
         new HandOffHints(options.handOffNotifier()));
     this.ownerRemoval = new OwnerRemoval(schema, transitions);
     this.ownerRelease = new OwnerRelease(schema, transitions);
+    this.eventLog = new EventLogReader(db, schema, executor, retentionVersions);
     this.reaper = options.reaperEnabled() ? new MutexReaper(this, options.lease(), options.reaperInterval()) : null;
     if (reaper != null) {
       reaper.start();
@@ -333,103 +331,27 @@ final class FdbMutexService implements MutexService {
 
   @Override
   public CompletableFuture<List<LockEvent>> events(String name, FencingToken from, int limit) {
-    checkName(name, "mutex name");
-    if (from == null) {
-      throw new IllegalArgumentException("from must not be null");
-    }
-    if (limit < 1 || limit > 10_000) {
-      throw new IllegalArgumentException("limit must be between 1 and 10000, got " + limit);
-    }
-    return FdbErrors.unwrapped(db.readAsync(tr -> schema.readEventsFrom(tr, name, from, limit), executor));
+    return eventLog.events(name, from, limit);
   }
 
   @Override
   public CompletableFuture<FencingToken> currentPosition() {
-    return FdbErrors.unwrapped(db.readAsync(tr -> tr.getReadVersion().thenApply(FdbMutexService::positionAfter), executor));
-  }
-
-  /**
-   * The position after every commit at or below {@code version}: the versionstamp with batch order
-   * 0xFFFF, which no transaction's commit gets (a batch never holds that many), so no event is equal to it.
-   */
-  private static FencingToken positionAfter(long version) {
-    return FencingToken.of(ByteBuffer.allocate(FencingToken.LENGTH).putLong(version).putShort((short) 0xFFFF)
-        .array());
+    return eventLog.currentPosition();
   }
 
   @Override
   public CompletableFuture<EventLogRead> eventsSince(String name, FencingToken position, int limit) {
-    checkName(name, "mutex name");
-    if (position == null) {
-      throw new IllegalArgumentException("position must not be null");
-    }
-    if (limit < 1 || limit > 10_000) {
-      throw new IllegalArgumentException("limit must be between 1 and 10000, got " + limit);
-    }
-    // The events and the read version in one transaction: every trim this read sees cut below its
-    // own read version minus the retention, so a position at or above that lost nothing.
-    return FdbErrors.unwrapped(db.readAsync(tr -> schema.readEventsFrom(tr, name, position, limit + 1)
-        .thenCombine(tr.getReadVersion(), (events, readVersion) -> {
-          List<LockEvent> newer = events.stream().filter(e -> e.sequence().isNewerThan(position))
-              .limit(limit).toList();
-          long since = position.commitVersion();
-          return new EventLogRead(newer, since <= readVersion && since >= readVersion - retentionVersions);
-        }), executor));
+    return eventLog.eventsSince(name, position, limit);
   }
 
   @Override
   public CompletableFuture<Optional<LockEvent>> latestEvent(String name) {
-    checkName(name, "mutex name");
-    return FdbErrors.unwrapped(db.readAsync(tr -> schema.readLatestEvent(tr, name), executor)).thenApply(Optional::ofNullable);
+    return eventLog.latestEvent(name);
   }
 
-  /**
-   * With a host id: removes the queue entries, and ends the grants (handing each to its next live
-   * waiter), that were made or last kept alive through an earlier start of this host: their waiters
-   * and holders died with it. What a live process has kept alive since, through another host, names
-   * that host and stays. Completes with how many entries and grants it removed.
-   */
+  /** See {@link IncarnationCleanup}: run once at open. */
   CompletableFuture<Integer> removeEarlierIncarnations() {
-    if (incarnation.host() == null) {
-      return CompletableFuture.completedFuture(0);
-    }
-    AtomicInteger removed = new AtomicInteger();
-    String[] after = {null};
-    return FdbErrors.unwrapped(AsyncUtil.whileTrue(() ->
-        FdbErrors.unwrapped(db.readAsync(tr -> schema.readHeld(tr.snapshot(), after[0], MutexReaper.PAGE), executor))
-            .thenCompose(names -> {
-              List<CompletableFuture<Integer>> each = new ArrayList<>();
-              for (String n : names) {
-                each.add(transact(tr -> removeEarlierIncarnationsIn(tr, n)));
-              }
-              if (!names.isEmpty()) {
-                after[0] = names.get(names.size() - 1);
-              }
-              return CompletableFuture.allOf(each.toArray(CompletableFuture[]::new)).thenApply(v -> {
-                each.forEach(f -> removed.addAndGet(f.join()));
-                return names.size() == MutexReaper.PAGE;
-              });
-            }), executor).thenApply(v -> removed.get()));
-  }
-
-  private CompletableFuture<AfterCommit<Integer>> removeEarlierIncarnationsIn(Transaction tr, String name) {
-    return schema.readOwnerBytes(tr, name).thenCombine(
-        schema.readWaiters(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED), (ownerBytes, waiters) -> {
-          int n = 0;
-          for (Waiter w : waiters) {
-            if (w.via() != null && w.via().isEarlierOf(incarnation)) {
-              schema.dequeue(tr, name, w);
-              n++;
-            }
-          }
-          Incarnation holder = ownerBytes == null ? null : schema.unpackOwnerIncarnation(ownerBytes);
-          if (holder == null || !holder.isEarlierOf(incarnation)) {
-            return CompletableFuture.completedFuture(AfterCommit.now(n));
-          }
-          int count = n + 1;
-          // The queue read below sees this transaction's own dequeues: the grant goes to a live waiter.
-          return endGrant(tr, name, schema.unpackOwnerValue(ownerBytes), false).thenApply(a -> a.map(e -> count));
-        }).thenCompose(f -> f);
+    return new IncarnationCleanup(this, schema, incarnation).run();
   }
 
   @Override
