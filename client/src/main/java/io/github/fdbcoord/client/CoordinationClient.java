@@ -75,9 +75,9 @@ public final class CoordinationClient {
   private final long replyGraceMs;
   /** Shared with the copies {@link #withSendTimeout} and {@link #withReplyGrace} make. */
   private final LivenessEndpoint liveness;
-  private final ElectionClient elections = new ElectionClient(this);
-  private final SemaphoreClient semaphores = new SemaphoreClient(this);
-  private final ReadWriteLockClient readWriteLocks = new ReadWriteLockClient(this);
+  private final ElectionClient elections;
+  private final SemaphoreClient semaphores;
+  private final ReadWriteLockClient readWriteLocks;
 
   private CoordinationClient(Vertx vertx, String prefix, long sendTimeoutMs, long replyGraceMs,
       LivenessEndpoint liveness) {
@@ -86,6 +86,10 @@ public final class CoordinationClient {
     this.sendTimeoutMs = sendTimeoutMs;
     this.replyGraceMs = replyGraceMs;
     this.liveness = liveness;
+    // After the fields above: each takes its address from this client's prefix.
+    this.elections = new ElectionClient(this);
+    this.semaphores = new SemaphoreClient(this);
+    this.readWriteLocks = new ReadWriteLockClient(this);
   }
 
   /** Leader election ({@code <prefix>.election}) through this client: its send timeout, grace and liveness. */

@@ -3,11 +3,9 @@ package io.github.fdbcoord.client;
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.client.wire.ElectionWire;
 import io.vertx.core.Future;
-import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.json.JsonObject;
 
 import java.time.Duration;
-import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -24,11 +22,9 @@ import java.util.Optional;
  * });
  * </pre>
  */
-public final class ElectionClient {
-  private final CoordinationClient client;
-
+public final class ElectionClient extends PrimitiveClient {
   ElectionClient(CoordinationClient client) {
-    this.client = client;
+    super(client, client.electionAddress());
   }
 
   /**
@@ -60,14 +56,9 @@ public final class ElectionClient {
    */
   public record Resignation(String election, String candidate, FencingToken epoch, Optional<Leader> next) {
     static Resignation of(JsonObject j) {
-      return new Resignation(j.getString("election"), j.getString("candidate"), FencingToken.parse(j.getString("epoch")),
-          Leader.of(j.getJsonObject("leader")));
+      return new Resignation(j.getString("election"), j.getString("candidate"),
+          FencingToken.parse(j.getString("epoch")), Leader.of(j.getJsonObject("leader")));
     }
-  }
-
-  /** The election address this client talks to. */
-  public String address() {
-    return client.electionAddress();
   }
 
   /**
@@ -77,7 +68,7 @@ public final class ElectionClient {
    * pings, so the candidate leaves the line when this node goes away.
    */
   public Future<Leadership> campaign(String election, String candidate, Duration timeout) {
-    return client.waiting(address(), ElectionWire.CAMPAIGN, body(election, candidate), timeout).map(Leadership::of);
+    return waiting(ElectionWire.CAMPAIGN, body(election, candidate), timeout).map(Leadership::of);
   }
 
   /** Who leads {@code election} now, if anyone. */
@@ -101,7 +92,7 @@ public final class ElectionClient {
    * of the line; completes with how many it ended.
    */
   public Future<Integer> abandon(String election, String candidate) {
-    return request(ElectionWire.ABANDON, body(election, candidate)).map(j -> j.getInteger("abandoned"));
+    return request(ElectionWire.ABANDON, body(election, candidate)).map(PrimitiveClient::abandoned);
   }
 
   /** As {@link #lead(String, LockOptions)} with the default options: a random candidate name, a 10 s wait. */
@@ -116,15 +107,8 @@ public final class ElectionClient {
    * did not lead within {@code options.getTimeout()}.
    */
   public Future<ClientLeadership> lead(String election, LockOptions options) {
-    Objects.requireNonNull(options, "options");
-    ContextInternal context = LeaseKeeper.callerContext(client.vertx());
-    long sentAt = System.nanoTime();
-    return campaign(election, options.ownerOrRandom(), options.getTimeout())
-        .map(l -> new ClientLeadership(this, context, l, options.getRenewInterval(), sentAt));
-  }
-
-  private Future<JsonObject> request(String action, JsonObject body) {
-    return client.request(address(), action, body);
+    return hold(options, candidate -> campaign(election, candidate, options.getTimeout()),
+        (context, l, renew, sentAt) -> new ClientLeadership(this, context, l, renew, sentAt));
   }
 
   private static JsonObject body(String election, String candidate) {

@@ -16,7 +16,10 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 
-/** One {@link CoordinationClient#lockEvents} subscription: the consumer, the renewals and the replay after a gap in delivery. */
+/**
+ * One {@link CoordinationClient#lockEvents} subscription: the consumer, the renewals and the replay after a gap in
+ * delivery.
+ */
 final class LockEventStream {
   private final CoordinationClient client;
   private final String name;
@@ -30,7 +33,8 @@ final class LockEventStream {
   private List<LockEvent> held;
   private long renewAfterMs = 1000;
 
-  LockEventStream(CoordinationClient client, String name, Handler<LockEvent> handler, Handler<CoordinationClient.EventGap> onGap) {
+  LockEventStream(CoordinationClient client, String name, Handler<LockEvent> handler,
+      Handler<CoordinationClient.EventGap> onGap) {
     this.client = client;
     this.context = client.vertx().getOrCreateContext();
     this.name = name;
@@ -65,13 +69,13 @@ final class LockEventStream {
   }
 
   private Future<JsonObject> watch() {
-    return client.request(client.mutexAddress(), MutexWire.WATCH, new JsonObject().put("name", name).put("watcher", watcher)
+    return client.request(client.mutexAddress(), MutexWire.WATCH, watcherBody()
         .put("after", last == null ? null : last.toString()));
   }
 
   private void renew() {
     if (!consumer.isRegistered()) {
-      client.request(client.mutexAddress(), MutexWire.UNWATCH, new JsonObject().put("name", name).put("watcher", watcher));
+      unwatch();
       return;
     }
     held = new ArrayList<>();
@@ -116,7 +120,7 @@ final class LockEventStream {
     if (consumer.isRegistered()) {
       client.vertx().setTimer(delayMs, id -> context.runOnContext(v -> renew()));
     } else {
-      client.request(client.mutexAddress(), MutexWire.UNWATCH, new JsonObject().put("name", name).put("watcher", watcher));
+      unwatch();
     }
   }
 
@@ -125,5 +129,13 @@ final class LockEventStream {
       last = e.sequence();
       handler.handle(e);
     }
+  }
+
+  private void unwatch() {
+    client.request(client.mutexAddress(), MutexWire.UNWATCH, watcherBody());
+  }
+
+  private JsonObject watcherBody() {
+    return new JsonObject().put("name", name).put("watcher", watcher);
   }
 }

@@ -2,7 +2,6 @@ package io.github.fdbcoord.client;
 
 import io.github.fdbcoord.client.wire.ReadWriteLockWire;
 import io.vertx.core.Future;
-import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.json.JsonObject;
 
 import java.time.Duration;
@@ -25,11 +24,9 @@ import java.util.Objects;
  *         .eventually(lock::release));
  * </pre>
  */
-public final class ReadWriteLockClient {
-  private final CoordinationClient client;
-
+public final class ReadWriteLockClient extends PrimitiveClient {
   ReadWriteLockClient(CoordinationClient client) {
-    this.client = client;
+    super(client, client.readWriteLockAddress());
   }
 
   /** Shared (many readers) or exclusive (one writer). */
@@ -83,11 +80,6 @@ public final class ReadWriteLockClient {
     }
   }
 
-  /** The read-write lock address this client talks to. */
-  public String address() {
-    return client.readWriteLockAddress();
-  }
-
   /**
    * Waits up to {@code timeout} until {@code owner} holds lock {@code name} in {@code mode}; fails 409 timed_out
    * after leaving the queue. The holder then {@link #heartbeat}s more often than the lease, or uses
@@ -95,7 +87,7 @@ public final class ReadWriteLockClient {
    */
   public Future<Grant> acquire(String name, String owner, Mode mode, Duration timeout) {
     Objects.requireNonNull(mode, "mode");
-    return client.waiting(address(), ReadWriteLockWire.ACQUIRE, body(name, owner).put("mode", mode.wire), timeout)
+    return waiting(ReadWriteLockWire.ACQUIRE, nameAndOwner(name, owner).put("mode", mode.wire), timeout)
         .map(Grant::of);
   }
 
@@ -127,7 +119,7 @@ public final class ReadWriteLockClient {
    * queue; completes with how many it ended.
    */
   public Future<Integer> abandon(String name, String owner) {
-    return request(ReadWriteLockWire.ABANDON, body(name, owner)).map(j -> j.getInteger("abandoned"));
+    return request(ReadWriteLockWire.ABANDON, nameAndOwner(name, owner)).map(PrimitiveClient::abandoned);
   }
 
   /** As {@link #lock(String, Mode, LockOptions)} with the default options: a random owner, a 10 s wait. */
@@ -141,23 +133,12 @@ public final class ReadWriteLockClient {
    * caller's context closes. Fails with 409 timed_out when it was not granted within {@code options.getTimeout()}.
    */
   public Future<ClientReadWriteLock> lock(String name, Mode mode, LockOptions options) {
-    Objects.requireNonNull(options, "options");
-    ContextInternal context = LeaseKeeper.callerContext(client.vertx());
-    long sentAt = System.nanoTime();
-    return acquire(name, options.ownerOrRandom(), mode, options.getTimeout())
-        .map(g -> new ClientReadWriteLock(this, context, g, options.getRenewInterval(), sentAt));
-  }
-
-  private Future<JsonObject> request(String action, JsonObject body) {
-    return client.request(address(), action, body);
-  }
-
-  private static JsonObject body(String name, String owner) {
-    return new JsonObject().put("name", name).put("owner", owner);
+    return hold(options, owner -> acquire(name, owner, mode, options.getTimeout()),
+        (context, g, renew, sentAt) -> new ClientReadWriteLock(this, context, g, renew, sentAt));
   }
 
   private static JsonObject body(String name, String owner, ReadWriteToken token, Mode mode) {
-    return body(name, owner).put("token", token == null ? null : token.toString())
+    return nameAndOwner(name, owner).put("token", token == null ? null : token.toString())
         .put("mode", mode == null ? null : mode.wire);
   }
 }

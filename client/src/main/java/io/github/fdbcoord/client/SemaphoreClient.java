@@ -4,14 +4,12 @@ import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.client.wire.SemaphoreWire;
 import io.github.fdbcoord.client.wire.WireProtocol;
 import io.vertx.core.Future;
-import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 
 /**
  * The fenced semaphore ({@code <prefix>.semaphore}, docs/vertx.md) through a {@link CoordinationClient}: N permits
@@ -24,11 +22,9 @@ import java.util.Objects;
  *     runExport(permit.token()).eventually(permit::release));
  * </pre>
  */
-public final class SemaphoreClient {
-  private final CoordinationClient client;
-
+public final class SemaphoreClient extends PrimitiveClient {
   SemaphoreClient(CoordinationClient client) {
-    this.client = client;
+    super(client, client.semaphoreAddress());
   }
 
   /**
@@ -69,11 +65,6 @@ public final class SemaphoreClient {
     }
   }
 
-  /** The semaphore address this client talks to. */
-  public String address() {
-    return client.semaphoreAddress();
-  }
-
   /**
    * Waits up to {@code timeout} until {@code owner} holds one of the {@code permits} (1 to
    * {@value SemaphoreWire#MAX_PERMITS}) permits of {@code name}, FIFO; fails 409 timed_out after leaving the queue,
@@ -81,7 +72,7 @@ public final class SemaphoreClient {
    * than the lease, or uses {@link #permit(String, int, LockOptions)}, which does.
    */
   public Future<Permit> acquire(String name, String owner, int permits, Duration timeout) {
-    return client.waiting(address(), SemaphoreWire.ACQUIRE, body(name, owner).put("permits", permits), timeout)
+    return waiting(SemaphoreWire.ACQUIRE, nameAndOwner(name, owner).put("permits", permits), timeout)
         .map(Permit::of);
   }
 
@@ -105,7 +96,7 @@ public final class SemaphoreClient {
    * queue; completes with how many it ended.
    */
   public Future<Integer> abandon(String name, String owner) {
-    return request(SemaphoreWire.ABANDON, body(name, owner)).map(j -> j.getInteger("abandoned"));
+    return request(SemaphoreWire.ABANDON, nameAndOwner(name, owner)).map(PrimitiveClient::abandoned);
   }
 
   /** As {@link #permit(String, int, LockOptions)} with the default options: a random owner, a 10 s wait. */
@@ -119,22 +110,11 @@ public final class SemaphoreClient {
    * caller's context closes. Fails with 409 timed_out when no permit was free within {@code options.getTimeout()}.
    */
   public Future<ClientPermit> permit(String name, int permits, LockOptions options) {
-    Objects.requireNonNull(options, "options");
-    ContextInternal context = LeaseKeeper.callerContext(client.vertx());
-    long sentAt = System.nanoTime();
-    return acquire(name, options.ownerOrRandom(), permits, options.getTimeout())
-        .map(p -> new ClientPermit(this, context, p, options.getRenewInterval(), sentAt));
-  }
-
-  private Future<JsonObject> request(String action, JsonObject body) {
-    return client.request(address(), action, body);
-  }
-
-  private static JsonObject body(String name, String owner) {
-    return new JsonObject().put("name", name).put("owner", owner);
+    return hold(options, owner -> acquire(name, owner, permits, options.getTimeout()),
+        (context, p, renew, sentAt) -> new ClientPermit(this, context, p, renew, sentAt));
   }
 
   private static JsonObject body(String name, String owner, FencingToken token) {
-    return body(name, owner).put("token", token == null ? null : token.toString());
+    return nameAndOwner(name, owner).put("token", token == null ? null : token.toString());
   }
 }

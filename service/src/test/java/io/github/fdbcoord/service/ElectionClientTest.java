@@ -25,7 +25,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static io.github.fdbcoord.service.ServiceFixture.await;
-import static io.github.fdbcoord.service.TypedClients.failure;
+import static io.github.fdbcoord.service.ServiceFixture.failure;
 import static io.github.fdbcoord.service.TypedClients.lost;
 import static io.github.fdbcoord.service.WaiterLivenessTest.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -75,7 +75,8 @@ class ElectionClientTest {
     assertEquals(Optional.of(new Leader("b", next.epoch())), r.next(), "the next leader in the same transaction");
     assertTrue(next.epoch().isNewerThan(a.epoch()));
     failure(elections.heartbeat("e", "a", a.epoch()), 409, "not_owner");
-    assertEquals(r, await(elections.resign("e", "a", a.epoch())), "a repeated resign answers the same, changes nothing");
+    assertEquals(r, await(elections.resign("e", "a", a.epoch())),
+        "a repeated resign answers the same, changes nothing");
     assertEquals(Optional.of(new Leader("b", next.epoch())), await(elections.leader("e")));
     await(elections.resign("e", "b", next.epoch()));
     failure(elections.heartbeat("e", "b", next.epoch()), 409, "not_held");

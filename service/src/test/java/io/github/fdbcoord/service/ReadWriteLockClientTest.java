@@ -27,7 +27,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import static io.github.fdbcoord.client.ReadWriteLockClient.Mode.READ;
 import static io.github.fdbcoord.client.ReadWriteLockClient.Mode.WRITE;
 import static io.github.fdbcoord.service.ServiceFixture.await;
-import static io.github.fdbcoord.service.TypedClients.failure;
+import static io.github.fdbcoord.service.ServiceFixture.failure;
 import static io.github.fdbcoord.service.TypedClients.lost;
 import static io.github.fdbcoord.service.WaiterLivenessTest.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -166,7 +166,8 @@ class ReadWriteLockClientTest {
           assertTrue(tokens.add(lock.token()), () -> "token " + lock.token() + " granted twice");
           assertTrue(w == 0 || (w == 1 && r == 0), () -> w + " writers with " + r + " readers");
         }
-        assertTrue(before == null || lock.token().isNewerThan(before), () -> lock.token() + " not newer than " + before);
+        assertTrue(before == null || lock.token().isNewerThan(before),
+            () -> lock.token() + " not newer than " + before);
         return TypedClients.briefly(vertx).compose(v -> {
           assertTrue(lock.isHeld(), "lost during the round");
           newestReleased.accumulateAndGet(lock.token(), (a, b) -> a == null || b.isNewerThan(a) ? b : a);

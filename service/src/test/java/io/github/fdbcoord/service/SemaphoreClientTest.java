@@ -24,7 +24,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static io.github.fdbcoord.service.ServiceFixture.await;
-import static io.github.fdbcoord.service.TypedClients.failure;
+import static io.github.fdbcoord.service.ServiceFixture.failure;
 import static io.github.fdbcoord.service.TypedClients.lost;
 import static io.github.fdbcoord.service.WaiterLivenessTest.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -58,7 +58,8 @@ class TypedClientLivenessTest {
       Future<SemaphoreClient.Permit> nextPermit = local.semaphores().acquire("s", "live", 1, LONG_WAIT);
       Future<ReadWriteLockClient.Grant> nextWriter = local.readWriteLocks().acquire("l", "live", WRITE, LONG_WAIT);
       eventually("all waiters in line", Duration.ofSeconds(20), () -> electionLine(f).equals(List.of("remote", "live"))
-          && semaphoreLine(local).equals(List.of("remote", "live")) && lockLine(local).equals(List.of("remote", "live")),
+          && semaphoreLine(local).equals(List.of("remote", "live"))
+          && lockLine(local).equals(List.of("remote", "live")),
           () -> electionLine(f) + " " + semaphoreLine(local) + " " + lockLine(local));
 
       long closed = System.nanoTime();

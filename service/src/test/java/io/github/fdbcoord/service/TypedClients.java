@@ -3,21 +3,14 @@ package io.github.fdbcoord.service;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.json.JsonObject;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.IntFunction;
 
-import static io.github.fdbcoord.service.ServiceFixture.await;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** What the tests of the typed election, semaphore and read-write lock clients share. */
 final class TypedClients {
@@ -39,16 +32,6 @@ final class TypedClients {
         .put("reaperIntervalMs", 100);
     config.put("semaphore", layer.copy()).put("rwlock", layer.copy());
     return config;
-  }
-
-  /** Asserts that {@code future} fails with {@code code} and a message starting with {@code reason}. */
-  static ReplyException failure(Future<?> future, int code, String reason) {
-    Throwable t = assertThrows(RuntimeException.class, () -> await(future));
-    ReplyException r = assertInstanceOf(ReplyException.class, t instanceof ReplyException ? t : t.getCause(),
-        () -> "not a ReplyException: " + t);
-    assertEquals(code, r.failureCode(), r::getMessage);
-    assertTrue(r.getMessage().startsWith(reason + ": "), r::getMessage);
-    return r;
   }
 
   /** What a loss future completed with, failing when no loss was reported within a few leases. */
@@ -94,9 +77,5 @@ final class TypedClients {
     Promise<Void> p = Promise.promise();
     vertx.setTimer(1 + (long) (Math.random() * 5), id -> p.complete());
     return p.future();
-  }
-
-  static Duration seconds(long s) {
-    return Duration.ofSeconds(s);
   }
 }
