@@ -40,7 +40,12 @@ public final class ReadWriteLockClient extends PrimitiveClient {
     }
 
     static Mode of(String wire) {
-      return ReadWriteLockWire.READ.equals(wire) ? READ : WRITE;
+      for (Mode m : values()) {
+        if (m.wire.equals(wire)) {
+          return m;
+        }
+      }
+      throw new IllegalArgumentException("a read-write lock mode is \"read\" or \"write\", got " + wire);
     }
   }
 

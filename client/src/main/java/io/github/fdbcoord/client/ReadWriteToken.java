@@ -4,6 +4,7 @@ import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.client.wire.ReadWriteLockWire;
 
 import java.util.Comparator;
+import java.util.Objects;
 
 /**
  * The token of one read-write lock grant: the versionstamp of the commit that made it, as the wire's 24 hex digits.
@@ -15,6 +16,14 @@ public record ReadWriteToken(FencingToken commit, int order) implements Comparab
   private static final Comparator<ReadWriteToken> ORDER =
       Comparator.comparing(ReadWriteToken::commit).thenComparingInt(ReadWriteToken::order);
 
+  /** A token of {@code commit} and {@code order} (0 to 0xffff: two bytes on the wire). */
+  public ReadWriteToken {
+    Objects.requireNonNull(commit, "commit");
+    if (order < 0 || order > 0xffff) {
+      throw new IllegalArgumentException("a read-write lock token's order is 0 to 65535, got " + order);
+    }
+  }
+
   /** Parses the wire form: {@value ReadWriteLockWire#TOKEN_HEX_LENGTH} hex digits. */
   public static ReadWriteToken parse(String hex) {
     if (hex == null || hex.length() != ReadWriteLockWire.TOKEN_HEX_LENGTH) {
@@ -22,8 +31,13 @@ public record ReadWriteToken(FencingToken commit, int order) implements Comparab
           + " hex digits, got " + hex);
     }
     int split = 2 * FencingToken.LENGTH;
-    return new ReadWriteToken(FencingToken.parse(hex.substring(0, split)),
-        Integer.parseInt(hex.substring(split), 16));
+    try {
+      return new ReadWriteToken(FencingToken.parse(hex.substring(0, split)),
+          Integer.parseInt(hex.substring(split), 16));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("a read-write lock token is " + ReadWriteLockWire.TOKEN_HEX_LENGTH
+          + " hex digits, got " + hex, e);
+    }
   }
 
   @Override

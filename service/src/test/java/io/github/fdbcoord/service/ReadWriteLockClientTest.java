@@ -32,6 +32,7 @@ import static io.github.fdbcoord.service.TypedClients.lost;
 import static io.github.fdbcoord.service.WaiterLivenessTest.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -66,6 +67,10 @@ class ReadWriteLockClientTest {
     assertEquals("0000000000000001000a0003", t.toString());
     assertTrue(ReadWriteToken.parse("0000000000000001000a0004").isNewerThan(t));
     assertTrue(ReadWriteToken.parse("0000000000000002000a0000").isNewerThan(t));
+    for (String bad : new String[] {"0000000000000001000a", "0000000000000001000a000g", "0000000000000001000a00030"}) {
+      assertThrows(IllegalArgumentException.class, () -> ReadWriteToken.parse(bad), bad);
+    }
+    assertThrows(IllegalArgumentException.class, () -> new ReadWriteToken(t.commit(), 0x10000));
   }
 
   @Test
