@@ -123,6 +123,23 @@ class SemaphoreClientTest {
     await(next.release());
   }
 
+  /**
+   * With the service gone, every typed client's calls fail 503 (a caller tells it from 400 and 409), and a held
+   * permit, whose renewals now find nothing to answer them, is reported lost once its lease ran out on this clock.
+   */
+  @Test
+  void withTheServiceGoneCallsFail503AndAHeldPermitIsLostAfterItsLease() {
+    ClientPermit p = await(semaphores.permit("gone", 1));
+    await(vertx.undeploy(f.deploymentId));
+    CoordinationClient client = CoordinationClient.create(vertx);
+    failure(client.semaphores().state("gone"), 503, "no_handlers");
+    failure(client.elections().leader("gone"), 503, "no_handlers");
+    failure(client.readWriteLocks().state("gone"), 503, "no_handlers");
+    assertEquals(p.token(), lost(p.lost(), "the permit"));
+    assertFalse(p.isHeld());
+    failure(p.release(), 409, "not_held");
+  }
+
   /** Twelve owners take one of three permits four times each: never more than three at once, tokens increasing. */
   @Test
   void manyContendersNeverHoldMoreThanThePermits() {
