@@ -45,7 +45,11 @@ import io.vertx.core.internal.logging.LoggerFactory;
  * CoordinationClient client = CoordinationClient.create(vertx);      // prefix "fdb"
  * client.intern("uris", List.of("a", "b")).onSuccess(ids -> ...);
  * client.acquire("jobs", "worker-1", Duration.ofSeconds(5)).onSuccess(grant -> ...);
+ * client.elections().lead("billing").onSuccess(leadership -> ...);
  * </pre>
+ *
+ * <p>The election, the semaphore and the read-write lock are reached through {@link #elections()},
+ * {@link #semaphores()} and {@link #readWriteLocks()}, which share this client's timeouts and liveness address.
  */
 public final class CoordinationClient {
   /** The header that names a request's action; the body carries its arguments. */
@@ -64,8 +68,6 @@ public final class CoordinationClient {
   /** Default margin beyond a request's own wait (acquire's timeout) before it fails with {@link #HOST_UNAVAILABLE}. */
   public static final Duration DEFAULT_REPLY_GRACE = Duration.ofSeconds(5);
   private static final Logger LOG = LoggerFactory.getLogger(CoordinationClient.class);
-  /** The lease assumed when the service does not report its own (the service's default). */
-  private static final long DEFAULT_LEASE_MS = 10_000;
 
   private final Vertx vertx;
   private final String prefix;
@@ -73,6 +75,9 @@ public final class CoordinationClient {
   private final long replyGraceMs;
   /** Shared with the copies {@link #withSendTimeout} and {@link #withReplyGrace} make. */
   private final LivenessEndpoint liveness;
+  private final ElectionClient elections;
+  private final SemaphoreClient semaphores;
+  private final ReadWriteLockClient readWriteLocks;
 
   private CoordinationClient(Vertx vertx, String prefix, long sendTimeoutMs, long replyGraceMs,
       LivenessEndpoint liveness) {
@@ -81,6 +86,33 @@ public final class CoordinationClient {
     this.sendTimeoutMs = sendTimeoutMs;
     this.replyGraceMs = replyGraceMs;
     this.liveness = liveness;
+    // After the fields above: each takes its address from this client's prefix.
+    this.elections = new ElectionClient(this);
+    this.semaphores = new SemaphoreClient(this);
+    this.readWriteLocks = new ReadWriteLockClient(this);
+  }
+
+  /** Leader election ({@code <prefix>.election}) through this client: its send timeout, grace and liveness. */
+  public ElectionClient elections() {
+    return elections;
+  }
+
+  /** The fenced semaphore ({@code <prefix>.semaphore}) through this client: its send timeout, grace and liveness. */
+  public SemaphoreClient semaphores() {
+    return semaphores;
+  }
+
+  /** The read-write lock ({@code <prefix>.rwlock}) through this client: its send timeout, grace and liveness. */
+  public ReadWriteLockClient readWriteLocks() {
+    return readWriteLocks;
+  }
+
+  Vertx vertx() {
+    return vertx;
+  }
+
+  String prefix() {
+    return prefix;
   }
 
   /** A client of the service under the default address prefix "fdb". */
@@ -350,9 +382,18 @@ public final class CoordinationClient {
   }
 
   private Future<JsonObject> acquireReply(String name, String owner, Duration timeout) {
+    return waiting(mutexAddress(), MutexWire.ACQUIRE, new JsonObject().put("name", name).put("owner", owner), timeout);
+  }
+
+  /**
+   * Sends a request that waits up to {@code timeout} in a queue ({@code acquire}, {@code campaign}): with its
+   * {@code timeoutMs} and this instance's liveness address, waiting for the reply up to {@code timeout} plus the
+   * reply grace.
+   */
+  Future<JsonObject> waiting(String address, String action, JsonObject body, Duration timeout) {
+    Objects.requireNonNull(timeout, "timeout");
     return liveness.enter()
-        .compose(address -> request(mutexAddress(), MutexWire.ACQUIRE, new JsonObject().put("name", name)
-            .put("owner", owner).put("timeoutMs", timeout.toMillis()).put("liveness", address),
+        .compose(live -> request(address, action, body.put("timeoutMs", timeout.toMillis()).put("liveness", live),
             replyGraceMs + timeout.toMillis()))
         .andThen(ar -> liveness.done());
   }
@@ -373,14 +414,11 @@ public final class CoordinationClient {
    */
   public Future<ClientLock> lock(String name, LockOptions options) {
     Objects.requireNonNull(options, "options");
-    ContextInternal context = (ContextInternal) vertx.getOrCreateContext();
+    ContextInternal context = LeaseKeeper.callerContext(vertx);
     String owner = options.ownerOrRandom();
     long sentAt = System.nanoTime();
-    return acquireReply(name, owner, options.getTimeout()).map(reply -> {
-      long leaseMs = MutexWire.leaseMs(reply).orElse(DEFAULT_LEASE_MS);
-      long renewMs = options.getRenewInterval() != null ? options.getRenewInterval().toMillis() : Math.max(1, leaseMs / 3);
-      return new ClientLock(this, context, name, owner, MutexWire.token(reply).get(), leaseMs, renewMs, sentAt).start();
-    });
+    return acquireReply(name, owner, options.getTimeout()).map(reply -> new ClientLock(this, context, name, owner,
+        MutexWire.token(reply).get(), LeaseKeeper.lease(reply), options.getRenewInterval(), sentAt).start());
   }
 
   /** Releases; the token (nullable) limits the release to that grant. */
@@ -469,116 +507,7 @@ public final class CoordinationClient {
   public Future<MessageConsumer<JsonObject>> lockEvents(String name, Handler<LockEvent> handler, Handler<EventGap> onGap) {
     Objects.requireNonNull(handler, "handler");
     Objects.requireNonNull(onGap, "onGap");
-    LockEventStream stream = new LockEventStream(name, handler, onGap);
+    LockEventStream stream = new LockEventStream(this, name, handler, onGap);
     return stream.start();
-  }
-
-  /** One {@link #lockEvents} subscription: the consumer, the renewals and the replay after a gap in delivery. */
-  private final class LockEventStream {
-    private final String name;
-    private final Handler<LockEvent> handler;
-    private final Handler<EventGap> onGap;
-    private final String watcher = "client-" + UUID.randomUUID();
-    private final Context context = vertx.getOrCreateContext();
-    private MessageConsumer<JsonObject> consumer;
-    private FencingToken last;
-    /** Events published while a renewal (and its replay) is under way: delivered after it, in order. */
-    private List<LockEvent> held;
-    private long renewAfterMs = 1000;
-
-    LockEventStream(String name, Handler<LockEvent> handler, Handler<EventGap> onGap) {
-      this.name = name;
-      this.handler = handler;
-      this.onGap = onGap;
-    }
-
-    Future<MessageConsumer<JsonObject>> start() {
-      held = new ArrayList<>();
-      consumer = vertx.eventBus().consumer(WireProtocol.mutexEventsAddress(prefix, name), m -> {
-        LockEvent e = MutexWire.event(m.body());
-        if (held != null) {
-          held.add(e);
-        } else {
-          deliver(e);
-        }
-      });
-      return consumer.completion()
-          .compose(v -> watch())
-          .onSuccess(reply -> {
-            String latest = reply.getString("latest");
-            if (latest != null) {
-              last = FencingToken.parse(latest); // where this subscription starts
-            }
-            settle(reply);
-          })
-          .map(consumer)
-          .onFailure(e -> {
-            held = null;
-            consumer.unregister();
-          });
-    }
-
-    private Future<JsonObject> watch() {
-      return request(mutexAddress(), MutexWire.WATCH, new JsonObject().put("name", name).put("watcher", watcher)
-          .put("after", last == null ? null : last.toString()));
-    }
-
-    private void renew() {
-      if (!consumer.isRegistered()) {
-        request(mutexAddress(), MutexWire.UNWATCH, new JsonObject().put("name", name).put("watcher", watcher));
-        return;
-      }
-      held = new ArrayList<>();
-      watch().onComplete(ar -> {
-        if (ar.succeeded()) {
-          settle(ar.result());
-        } else {
-          // The serving node is gone for now: try again soon; the replay will tell what was missed.
-          flushHeld();
-          schedule(Math.min(1000, renewAfterMs));
-        }
-      });
-    }
-
-    /** Delivers a watch reply's replay (or its gap), then what was published meanwhile; schedules the next renewal. */
-    private void settle(JsonObject reply) {
-      JsonArray replay = reply.getJsonArray("events");
-      if (Boolean.TRUE.equals(reply.getBoolean("gap"))) {
-        onGap.handle(new EventGap(name, Optional.ofNullable(last)));
-      }
-      if (replay != null) {
-        for (Object o : replay) {
-          deliver(MutexWire.event((JsonObject) o));
-        }
-      }
-      flushHeld();
-      Long leaseMs = reply.getLong("leaseMs");
-      renewAfterMs = leaseMs == null ? 10_000 : Math.max(100, leaseMs / 3);
-      schedule(renewAfterMs);
-    }
-
-    private void flushHeld() {
-      List<LockEvent> pending = held;
-      held = null;
-      if (pending != null) {
-        pending.sort((a, b) -> a.sequence().compareTo(b.sequence()));
-        pending.forEach(this::deliver);
-      }
-    }
-
-    private void schedule(long delayMs) {
-      if (consumer.isRegistered()) {
-        vertx.setTimer(delayMs, id -> context.runOnContext(v -> renew()));
-      } else {
-        request(mutexAddress(), MutexWire.UNWATCH, new JsonObject().put("name", name).put("watcher", watcher));
-      }
-    }
-
-    private void deliver(LockEvent e) {
-      if (last == null || e.sequence().isNewerThan(last)) {
-        last = e.sequence();
-        handler.handle(e);
-      }
-    }
   }
 }

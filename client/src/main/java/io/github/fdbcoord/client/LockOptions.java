@@ -5,8 +5,10 @@ import java.util.Objects;
 import java.util.UUID;
 
 /**
- * How {@link CoordinationClient#lock(String, LockOptions)} takes a lock: the owner name it holds
- * the mutex under, how long it waits for it, and how often it renews the lease.
+ * How a held handle is taken ({@link CoordinationClient#lock(String, LockOptions)},
+ * {@link ElectionClient#lead(String, LockOptions)}, {@link SemaphoreClient#permit(String, int, LockOptions)},
+ * {@link ReadWriteLockClient#lock(String, ReadWriteLockClient.Mode, LockOptions)}): the owner (or candidate) name
+ * it is held under, how long it waits for it, and how often it renews the lease.
  *
  * <p>Mutable, as Vert.x's own options classes: {@code new LockOptions().setTimeout(Duration.ofSeconds(30))}.
  */

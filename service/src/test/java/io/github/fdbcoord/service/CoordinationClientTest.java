@@ -31,10 +31,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 import static io.github.fdbcoord.service.ServiceFixture.await;
+import static io.github.fdbcoord.service.ServiceFixture.failure;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -63,15 +63,6 @@ class CoordinationClientTest {
     await(vertx.close());
   }
 
-  private static ReplyException failure(Future<?> future, int code, String reason) {
-    Throwable t = assertThrows(RuntimeException.class, () -> await(future));
-    ReplyException r = assertInstanceOf(ReplyException.class, t instanceof ReplyException ? t : t.getCause(),
-        () -> "not a ReplyException: " + t);
-    assertEquals(code, r.failureCode(), r::getMessage);
-    assertTrue(r.getMessage().startsWith(reason + ": "), r::getMessage);
-    return r;
-  }
-
   @Test
   void addressesFollowThePrefix() {
     CoordinationClient other = CoordinationClient.create(vertx, "other");
@@ -80,6 +71,10 @@ class CoordinationClientTest {
     assertEquals("other.interner", other.internerAddress());
     assertEquals("other.mutex", other.mutexAddress());
     assertEquals("fdb.mutex", client.mutexAddress());
+    assertEquals("other.election", other.elections().address());
+    assertEquals("other.semaphore", other.semaphores().address());
+    assertEquals("other.rwlock", other.readWriteLocks().address());
+    assertEquals("other.rwlock", other.withSendTimeout(Duration.ofSeconds(1)).readWriteLocks().address());
   }
 
   @Test

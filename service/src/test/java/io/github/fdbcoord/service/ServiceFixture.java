@@ -104,6 +104,16 @@ final class ServiceFixture implements AutoCloseable {
     }
   }
 
+  /** Asserts that {@code future} fails with {@code code} and a message starting with {@code reason}. */
+  static ReplyException failure(io.vertx.core.Future<?> future, int code, String reason) {
+    Throwable t = org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class, () -> await(future));
+    ReplyException r = assertInstanceOf(ReplyException.class, t instanceof ReplyException ? t : t.getCause(),
+        () -> "not a ReplyException: " + t);
+    assertEquals(code, r.failureCode(), r::getMessage);
+    assertTrue(r.getMessage().startsWith(reason + ": "), r::getMessage);
+    return r;
+  }
+
   static <T> T await(io.vertx.core.Future<T> f) {
     try {
       return f.await(20, TimeUnit.SECONDS);
