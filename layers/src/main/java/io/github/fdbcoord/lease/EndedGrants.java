@@ -20,8 +20,8 @@ import java.util.concurrent.CompletableFuture;
  * subspace:
  *
  * <pre>
- * space + token         = ()                  the grant {@code token} was released by its owner
- *                        = (successor:vstamp)  ... or downgraded, to the grant {@code successor}
+ * space + token         = (lock:str, owner:str)                    the grant {@code token} of {@code owner} on {@code lock} was released by it
+ *                        = (lock:str, owner:str, successor:vstamp)  ... or downgraded, to the grant {@code successor}
  * </pre>
  *
  * <p>Keys sort by the token's commit version, so each owner-ended grant trims, with one range clear, the records
@@ -40,10 +40,16 @@ public final class EndedGrants {
     this.space = space;
   }
 
-  /** How an owner ended a grant: released (no successor) or downgraded to the grant {@code successor}. */
-  public record Ended(Versionstamp successor) {
+  /** How {@code owner} ended its grant of {@code lock}: released (no successor) or downgraded to {@code successor}. */
+  public record Ended(String lock, String owner, Versionstamp successor) {
     public boolean released() {
       return successor == null;
+    }
+
+    /** Whether this record is of {@code owner}'s grant of {@code lock} (a token names one grant, but a caller may
+     * present another's). */
+    public boolean of(String lock, String owner) {
+      return this.lock.equals(lock) && this.owner.equals(owner);
     }
   }
 
@@ -63,22 +69,23 @@ public final class EndedGrants {
     return Arrays.copyOfRange(key, prefix.length, key.length);
   }
 
-  public byte[] packReleasedValue() {
-    return Tuple.from().pack();
+  public byte[] packReleasedValue(String lock, String owner) {
+    return Tuple.from(lock, owner).pack();
   }
 
   /** SET_VERSIONSTAMPED_VALUE operand: the successor is the commit's versionstamp with {@code userVersion}. */
-  public byte[] packDowngradedValueForCommit(int userVersion) {
-    return Versionstamps.packValue(Tuple.from(Versionstamp.incomplete(userVersion)));
+  public byte[] packDowngradedValueForCommit(String lock, String owner, int userVersion) {
+    return Versionstamps.packValue(Tuple.from(lock, owner, Versionstamp.incomplete(userVersion)));
   }
 
   public byte[] packValue(Ended ended) {
-    return ended.released() ? packReleasedValue() : Tuple.from(ended.successor()).pack();
+    return ended.released() ? packReleasedValue(ended.lock(), ended.owner())
+        : Tuple.from(ended.lock(), ended.owner(), ended.successor()).pack();
   }
 
   public Ended unpackValue(byte[] value) {
     Tuple t = Tuple.fromBytes(value);
-    return new Ended(t.isEmpty() ? null : t.getVersionstamp(0));
+    return new Ended(t.getString(0), t.getString(1), t.size() > 2 ? t.getVersionstamp(2) : null);
   }
 
   /** The first key of the records older than {@code version}: every record below it is of an earlier commit. */
@@ -88,21 +95,29 @@ public final class EndedGrants {
 
   // ================================================================ queries
 
-  /** Records that the owner released grant {@code token} in {@code tr}, and trims the old records. */
-  public CompletableFuture<Void> recordRelease(Transaction tr, byte[] token) {
-    tr.set(packKey(token), packReleasedValue());
+  /** Records that {@code owner} released its grant {@code token} of {@code lock} in {@code tr}; trims old records. */
+  public CompletableFuture<Void> recordRelease(Transaction tr, String lock, String owner, byte[] token) {
+    tr.set(packKey(token), packReleasedValue(lock, owner));
     return trim(tr);
   }
 
-  /** Records that grant {@code token} became grant (this commit, {@code userVersion}) in {@code tr}; trims. */
-  public CompletableFuture<Void> recordDowngrade(Transaction tr, byte[] token, int userVersion) {
-    tr.mutate(MutationType.SET_VERSIONSTAMPED_VALUE, packKey(token), packDowngradedValueForCommit(userVersion));
+  /** Records that the grant {@code token} became grant (this commit, {@code userVersion}) in {@code tr}; trims. */
+  public CompletableFuture<Void> recordDowngrade(Transaction tr, String lock, String owner, byte[] token,
+      int userVersion) {
+    tr.mutate(MutationType.SET_VERSIONSTAMPED_VALUE, packKey(token),
+        packDowngradedValueForCommit(lock, owner, userVersion));
     return trim(tr);
   }
 
-  /** How grant {@code token} was ended by its owner, or null when no record says so. */
-  public CompletableFuture<Ended> read(ReadTransaction tr, byte[] token) {
-    return tr.get(packKey(token)).thenApply(v -> v == null ? null : unpackValue(v));
+  /**
+   * How {@code owner} ended its grant {@code token} of {@code lock}, or null when no record says so (the record of
+   * another's grant under that token does not count).
+   */
+  public CompletableFuture<Ended> read(ReadTransaction tr, String lock, String owner, byte[] token) {
+    return tr.get(packKey(token)).thenApply(v -> {
+      Ended ended = v == null ? null : unpackValue(v);
+      return ended != null && ended.of(lock, owner) ? ended : null;
+    });
   }
 
   /** Clears the records older than the retention, measured from {@code tr}'s read version (known once it read). */

@@ -299,7 +299,7 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
     CompletableFuture<List<Waiter>> queueRead = schema.readQueue(tr.snapshot(), name, ReadTransaction.ROW_LIMIT_UNLIMITED);
     return schema.readGrant(tr, name, grant.owner()).thenCompose(current -> {
       if (!isGrant(current, grant)) {
-        return schema.ended().read(tr, grant.token().getBytes()).thenApply(ended -> {
+        return schema.ended().read(tr, name, grant.owner(), grant.token().getBytes()).thenApply(ended -> {
           if (ended == null || !ended.released()) {
             throw notHeld(grant);
           }
@@ -308,7 +308,7 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
       }
       return queueRead.thenCompose(queue -> {
         schema.clearGrant(tr, name, grant.owner(), grant.mode());
-        CompletableFuture<Void> recorded = schema.ended().recordRelease(tr, grant.token().getBytes());
+        CompletableFuture<Void> recorded = schema.ended().recordRelease(tr, name, grant.owner(), grant.token().getBytes());
         if (queue.isEmpty()) {
           // Nobody to let in: the other holders are not read, so that readers leaving while others go in (each
           // writing a holder key) do not conflict. An enqueue that this read missed conflicts.
@@ -335,7 +335,7 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
     CompletableFuture<List<Waiter>> queueRead = schema.readQueue(tr, name, ReadTransaction.ROW_LIMIT_UNLIMITED);
     return schema.readGrant(tr, name, grant.owner()).thenCompose(current -> {
       if (!isGrant(current, grant)) {
-        return schema.ended().read(tr, grant.token().getBytes()).thenApply(ended -> {
+        return schema.ended().read(tr, name, grant.owner(), grant.token().getBytes()).thenApply(ended -> {
           if (ended == null || ended.released()) {
             throw notHeld(grant);
           }
@@ -351,7 +351,7 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
         holders.add(new Holder(grant.owner(), LockMode.READ, grant.token()));
         grantHeads(tr, name, holders, queue, 1);
         return Stamped.after(tr, vs -> new ReadWriteGrant(name, grant.owner(), LockMode.READ, Versionstamp.complete(vs, 0)));
-      }).thenCompose(downgraded -> schema.ended().recordDowngrade(tr, grant.token().getBytes(), 0)
+      }).thenCompose(downgraded -> schema.ended().recordDowngrade(tr, name, grant.owner(), grant.token().getBytes(), 0)
           .thenApply(v -> downgraded));
     });
   }

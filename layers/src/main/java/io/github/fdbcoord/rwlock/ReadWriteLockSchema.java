@@ -31,7 +31,7 @@ import java.util.concurrent.CompletableFuture;
  * root("l", name, "queued", owner)  = (ticket:vstamp)             the owner's queue entry: nobody enqueues twice
  * root("l", name, "generation")     = 10 bytes                    a commit's versionstamp, written by every grant (observers watch it; a waiter watches its grant key)
  * root("l", name, "writer")         = (owner:str)                 while a writer holds: a reader reads this key (with a conflict) instead of the holders
- * root("ended") + token             = () | (successor:vstamp)    a grant its owner released or downgraded lately ({@link EndedGrants})
+ * root("ended") + token             = (lock, owner[, successor])  a grant its owner released or downgraded lately ({@link EndedGrants})
  * </pre>
  *
  * <p>The grant key and the lease key are apart so that a holder's heartbeats never touch what

@@ -213,7 +213,7 @@ final class FdbSemaphoreService implements SemaphoreService {
     return schema.readHolder(tr, name, owner).thenCompose(current -> {
       if (!token.equals(current)) {
         // Ended by an earlier attempt of this release whose commit reported commit_unknown_result, or else not held.
-        return schema.ended().read(tr, token.bytes()).thenApply(ended -> {
+        return schema.ended().read(tr, name, owner, token.bytes()).thenApply(ended -> {
           if (ended == null || !ended.released()) {
             throw SemaphoreException.notHeld(name, owner);
           }
@@ -221,7 +221,7 @@ final class FdbSemaphoreService implements SemaphoreService {
         });
       }
       schema.removeHolder(tr, name, owner);
-      return schema.ended().recordRelease(tr, token.bytes()).thenCompose(v -> handOff(tr, name));
+      return schema.ended().recordRelease(tr, name, owner, token.bytes()).thenCompose(v -> handOff(tr, name));
     });
   }
 

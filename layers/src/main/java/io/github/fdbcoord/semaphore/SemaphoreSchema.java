@@ -31,7 +31,7 @@ import java.util.concurrent.CompletableFuture;
  * root("s", name, "beat", owner)          = (beats:int)                the holder's heartbeat count (heartbeats write here only)
  * root("s", name, "queue", ticket)        = (owner:str, beats:int)     FIFO queue, ticket = versionstamp of the enqueue
  * root("s", name, "queued", owner)        = (ticket:vstamp)            the owner's queue entry: nobody enqueues twice
- * root("ended") + token                   = ()                         a grant its owner released lately ({@link EndedGrants})
+ * root("ended") + token                   = (name, owner)              a grant its owner released lately ({@link EndedGrants})
  * </pre>
  *
  * <p>Every acquire reads the holder range and the queue head with conflict, so two grants that would exceed the

@@ -8,6 +8,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -40,11 +41,14 @@ class EndedGrantsTest {
 
   @Test
   void valuesRoundTrip() {
-    EndedGrants.Ended released = new EndedGrants.Ended(null);
+    EndedGrants.Ended released = new EndedGrants.Ended("lock", "owner", null);
     assertTrue(ended.unpackValue(ended.packValue(released)).released());
-    assertEquals(released, ended.unpackValue(ended.packReleasedValue()));
-    EndedGrants.Ended downgraded = new EndedGrants.Ended(Versionstamp.complete(token(5L, 0, 0, 10), 4));
+    assertEquals(released, ended.unpackValue(ended.packReleasedValue("lock", "owner")));
+    EndedGrants.Ended downgraded = new EndedGrants.Ended("lock", "owner", Versionstamp.complete(token(5L, 0, 0, 10), 4));
     assertEquals(downgraded, ended.unpackValue(ended.packValue(downgraded)));
+    assertTrue(downgraded.of("lock", "owner"));
+    assertFalse(downgraded.of("lock", "another"));
+    assertFalse(downgraded.of("another", "owner"));
   }
 
   @Test

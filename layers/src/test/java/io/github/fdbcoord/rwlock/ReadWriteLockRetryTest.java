@@ -43,6 +43,9 @@ class ReadWriteLockRetryTest extends ReadWriteLockTestSupport {
     await(committedThenUnknown(s, tr -> s.releaseIn(tr, writer)));
     assertEquals(List.of("r1"), holders(s, "l"), "the reader at the head was let in once");
     assertEquals(List.of("w2"), queue(s, "l"), "the writer behind it still waits");
+    // The record is of w's grant: the same token presented by another owner is refused.
+    ReadWriteGrant forged = new ReadWriteGrant("l", "r1", LockMode.WRITE, writer.token());
+    assertEquals(ReadWriteLockException.Kind.NOT_HELD, failure(ReadWriteLockException.class, s.release(forged)).kind());
   }
 
   @Test
