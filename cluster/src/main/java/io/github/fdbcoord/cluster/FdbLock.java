@@ -30,12 +30,12 @@ public final class FdbLock implements Lock {
 
   /** The name of the lock (and of its mutex). */
   public String name() {
-    return grant.handle().name();
+    return grant.name();
   }
 
   /** The fencing token of this grant: strictly greater for every later grant of the same lock. */
   public FencingToken token() {
-    return grant.handle().token();
+    return grant.token();
   }
 
   /**
@@ -46,12 +46,12 @@ public final class FdbLock implements Lock {
    * ({@code NotOwnerException}/{@code MutexNotHeldException}) when the grant has ended, and {@link #lost()} completes.
    */
   public CompletableFuture<Void> fence(Transaction tr) {
-    return grant.handle().fence(tr);
+    return grant.fence(tr);
   }
 
   /** Completes when this grant was found ended by someone else (evicted after its lease ran out). */
   public CompletableFuture<?> lost() {
-    return grant.handle().lost();
+    return grant.lost();
   }
 
   /**
