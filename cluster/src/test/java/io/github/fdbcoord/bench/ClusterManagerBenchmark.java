@@ -539,7 +539,8 @@ public final class ClusterManagerBenchmark {
   /**
    * SharedData locks only, on FoundationDB ({@code FDB_CLUSTER_FILE}; the durable engine without it) and
    * Hazelcast alternating, {@code rounds} times: acquire + release cycles/s on one node with 1 and with 16
-   * callers (one lock), and the hand-off to a waiter on another node (as {@link #measure}).
+   * callers (one lock), the hand-off to a waiter on another node (as {@link #measure}), and the ping-pong of one
+   * lock between two nodes (as {@link #pingPong}).
    */
   private static void lockRounds(int rounds) throws Exception {
     System.out.printf(Locale.ROOT, "ClusterManagerBenchmark locks: %d round(s), %d cores, load average %.2f%n", rounds,
@@ -563,6 +564,9 @@ public final class ClusterManagerBenchmark {
           } finally {
             stop(nodes);
           }
+        }
+        try (Kind k = kind.get()) {
+          pingPong(k);
         }
       }
       System.out.printf(Locale.ROOT, "load average %.2f%n", loadAverage());
