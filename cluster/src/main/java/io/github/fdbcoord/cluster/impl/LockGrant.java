@@ -31,14 +31,6 @@ public final class LockGrant {
     this.lock = lock;
     this.store = store;
     this.token = token;
-    // The store grant serves a run of local grants: only the one holding when it is lost learns of it.
-    store.lost().thenAccept(e -> {
-      if (!released.get()) {
-        lost.complete(e);
-        log.warn("lock '" + store.name() + "' held by " + store.owner() + " (token " + token + ") was lost: "
-            + e.getMessage());
-      }
-    });
   }
 
   /** The name of the lock. */
@@ -59,6 +51,14 @@ public final class LockGrant {
   /** Completes when the node's store grant was found ended while this grant held it. */
   public CompletableFuture<MutexException> lost() {
     return lost;
+  }
+
+  /** The node's store grant was found ended while this grant held it (told once, by its {@link NodeLock}). */
+  void storeLost(MutexException e) {
+    if (!released.get() && lost.complete(e)) {
+      log.warn("lock '" + store.name() + "' held by " + store.owner() + " (token " + token + ") was lost: "
+          + e.getMessage());
+    }
   }
 
   MutexHandle storeHandle() {

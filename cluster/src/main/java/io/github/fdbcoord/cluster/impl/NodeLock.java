@@ -3,6 +3,7 @@ package io.github.fdbcoord.cluster.impl;
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.api.LockEvent;
 import io.github.fdbcoord.fdb.FdbErrors;
+import io.github.fdbcoord.mutex.MutexException;
 import io.github.fdbcoord.mutex.MutexHandle;
 import io.vertx.core.VertxException;
 import io.vertx.core.internal.logging.Logger;
@@ -69,7 +70,26 @@ final class NodeLock {
   private boolean retired;
   private ScheduledFuture<?> linger;
 
-  private record Waiter(CompletableFuture<LockGrant> promise, ScheduledFuture<?> timeout) {}
+  /** A local acquirer; its timeout is set only when it is not granted at once. */
+  private static final class Waiter {
+    final CompletableFuture<LockGrant> promise;
+    ScheduledFuture<?> timeout;
+    boolean served;
+
+    Waiter(CompletableFuture<LockGrant> promise) {
+      this.promise = promise;
+    }
+
+    CompletableFuture<LockGrant> promise() {
+      return promise;
+    }
+
+    void cancelTimeout() {
+      if (timeout != null) {
+        timeout.cancel(false);
+      }
+    }
+  }
 
   NodeLock(Locks locks, String name) {
     this.locks = locks;
@@ -95,15 +115,19 @@ final class NodeLock {
         promise.completeExceptionally(new VertxException("the cluster manager left the cluster", true));
         return promise;
       }
-      ScheduledFuture<?> timeout;
-      try {
-        timeout = locks.scheduler().schedule(() -> timedOut(promise), timeoutMillis, TimeUnit.MILLISECONDS);
-      } catch (RejectedExecutionException e) {
-        promise.completeExceptionally(new VertxException("the cluster manager left the cluster", true));
-        return promise;
-      }
-      waiters.add(new Waiter(promise, timeout));
+      Waiter waiter = new Waiter(promise);
+      waiters.add(waiter);
       pump(after);
+      if (!waiter.served) {
+        try {
+          waiter.timeout = locks.scheduler().schedule(() -> timedOut(promise), timeoutMillis, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+          waiters.remove(waiter);
+          waiter.served = true;
+          after.add(() -> promise.completeExceptionally(new VertxException("the cluster manager left the cluster", true)));
+          pump(after);
+        }
+      }
     }
     after.forEach(Runnable::run);
     return promise;
@@ -269,7 +293,8 @@ final class NodeLock {
 
   private void grantHead(List<Runnable> after) {
     Waiter w = waiters.poll();
-    w.timeout().cancel(false);
+    w.served = true;
+    w.cancelTimeout();
     LockGrant grant = new LockGrant(this, store, localToken(store.token(), granted));
     granted++;
     sinceCheck++;
@@ -365,7 +390,7 @@ final class NodeLock {
         sinceCheck = 0;
         lastCheck = System.nanoTime();
         remoteWaiter = false;
-        h.lost().thenAccept(x -> storeLost(h));
+        h.lost().thenAccept(x -> storeLost(h, x));
         pump(after);
       }
     }
@@ -373,14 +398,18 @@ final class NodeLock {
   }
 
   /** The store grant was found ended by another node: nothing more is granted on it; the waiters wait for a new one. */
-  private void storeLost(MutexHandle h) {
+  private void storeLost(MutexHandle h, MutexException loss) {
     List<Runnable> after = new ArrayList<>(1);
     synchronized (this) {
       if (store != h) {
         return;
       }
       store = null;
-      holder = null; // its grant reports the loss itself (lost(), a refused release)
+      if (holder != null) {
+        LockGrant lost = holder;
+        after.add(() -> lost.storeLost(loss)); // from now on its release is the store's refusal
+      }
+      holder = null;
       cancelLinger();
       pump(after);
     }
@@ -437,7 +466,8 @@ final class NodeLock {
   private void failWaiters(Throwable cause, List<Runnable> after) {
     Waiter w;
     while ((w = waiters.poll()) != null) {
-      w.timeout().cancel(false);
+      w.served = true;
+      w.cancelTimeout();
       CompletableFuture<LockGrant> p = w.promise();
       after.add(() -> p.completeExceptionally(cause));
     }
