@@ -9,8 +9,9 @@ import io.vertx.core.shareddata.Lock;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * A SharedData lock held through the mutex layer: one grant of the mutex of the same name, owned
- * by {@code nodeId/sequence}. Releasing twice releases once. When the grant is taken away (this
+ * A SharedData lock held through the mutex layer: one turn on its node's grant of the mutex of the same
+ * name (owned by {@code nodeId/sequence}; the node passes the lock between its own callers without a store
+ * transaction while no other node waits, see docs/cluster-manager.md). Releasing twice releases once. When the grant is taken away (this
  * node was evicted, for example after a pause longer than the lease, or the mutex's reaper saw no
  * heartbeat for a lease), {@link #lost()} completes and a warning is logged; from then on
  * {@link #release()} throws an {@link IllegalStateException} naming the lock and the token, so
@@ -30,12 +31,12 @@ public final class FdbLock implements Lock {
 
   /** The name of the lock (and of its mutex). */
   public String name() {
-    return grant.handle().name();
+    return grant.name();
   }
 
   /** The fencing token of this grant: strictly greater for every later grant of the same lock. */
   public FencingToken token() {
-    return grant.handle().token();
+    return grant.token();
   }
 
   /**
@@ -43,15 +44,17 @@ public final class FdbLock implements Lock {
    * cluster manager uses (the one handed in through {@link FdbClusterManagerOptions}, or one opened on the same
    * cluster file), commits only while this grant is the lock's current one, so a node paused past its lease and
    * replaced cannot commit writes it makes under the lock. Fails with the store's refusal
-   * ({@code NotOwnerException}/{@code MutexNotHeldException}) when the grant has ended, and {@link #lost()} completes.
+   * ({@code NotOwnerException}/{@code MutexNotHeldException}) when the grant has ended, and {@link #lost()} completes;
+   * with a {@code MutexException} of kind NOT_OWNER when this grant was released while its node still holds the
+   * mutex (another caller of the node may hold the lock). Release only after the fenced transactions completed.
    */
   public CompletableFuture<Void> fence(Transaction tr) {
-    return grant.handle().fence(tr);
+    return grant.fence(tr);
   }
 
   /** Completes when this grant was found ended by someone else (evicted after its lease ran out). */
   public CompletableFuture<?> lost() {
-    return grant.handle().lost();
+    return grant.lost();
   }
 
   /**
@@ -71,9 +74,10 @@ public final class FdbLock implements Lock {
   }
 
   /**
-   * Releases once (later calls return the same future); completes with the release's lock event,
-   * or fails with the store's refusal ({@code NotOwnerException}/{@code MutexNotHeldException}) when
-   * the grant was lost meanwhile.
+   * Releases once (later calls return the same future); completes with the release's lock event (the store's, or,
+   * when the lock passed to another caller of this node or the node keeps it a moment, an event of the node alone,
+   * not in the mutex's log), or fails with the store's refusal ({@code NotOwnerException}/{@code MutexNotHeldException})
+   * when the grant was lost meanwhile.
    */
   public CompletableFuture<LockEvent> releaseAsync() {
     return grant.releaseAsync();

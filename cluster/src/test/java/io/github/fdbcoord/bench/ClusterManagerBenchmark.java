@@ -167,6 +167,10 @@ public final class ClusterManagerBenchmark {
       detect(args.length > 1 ? Integer.parseInt(args[1]) : 2);
       System.exit(0);
     }
+    if (args.length > 0 && args[0].equals("locks")) {
+      lockRounds(args.length > 1 ? Integer.parseInt(args[1]) : 3);
+      System.exit(0);
+    }
     if (args.length > 0 && args[0].equals("fdb")) {
       fdbRounds(args.length > 1 ? Integer.parseInt(args[1]) : 2);
       System.exit(0);
@@ -485,29 +489,7 @@ public final class ClusterManagerBenchmark {
       }
       double lockCycles = cycles / ((System.nanoTime() - t0) / 1e9);
 
-      // Hand-off: the holder releases while the other node waits; latency = release → waiter holds.
-      double[] hand = new double[150];
-      Vertx holderNode = b;
-      Vertx waiterNode = c;
-      Lock held = await(holderNode.sharedData().getLockWithTimeout("bench.handoff", 10_000));
-      for (int i = 0; i < hand.length; i++) {
-        CompletableFuture<Lock> waiting = waiterNode.sharedData().getLockWithTimeout("bench.handoff", 10_000)
-            .toCompletionStage().toCompletableFuture();
-        AtomicLong acquiredAt = new AtomicLong();
-        waiting.thenRun(() -> acquiredAt.set(System.nanoTime()));
-        Thread.sleep(20); // let the waiter queue up
-        long released = System.nanoTime();
-        held.release();
-        held = waiting.get(30, TimeUnit.SECONDS);
-        while (acquiredAt.get() == 0) {
-          Thread.onSpinWait();
-        }
-        hand[i] = (acquiredAt.get() - released) / 1e6;
-        Vertx swap = holderNode;
-        holderNode = waiterNode;
-        waiterNode = swap;
-      }
-      held.release();
+      double[] hand = handOffs(b, c);
 
       // Counter and async map, 16 operations in flight spread over the three nodes.
       List<Counter> counters = new ArrayList<>();
@@ -524,6 +506,70 @@ public final class ClusterManagerBenchmark {
           counterOps, putOps, getOps);
     } finally {
       stop(nodes);
+    }
+  }
+
+  /** Hand-off: the holder releases while the other node waits; latency = release → waiter holds, ms. */
+  private static double[] handOffs(Vertx b, Vertx c) throws Exception {
+    double[] hand = new double[150];
+    Vertx holderNode = b;
+    Vertx waiterNode = c;
+    Lock held = await(holderNode.sharedData().getLockWithTimeout("bench.handoff", 10_000));
+    for (int i = 0; i < hand.length; i++) {
+      CompletableFuture<Lock> waiting = waiterNode.sharedData().getLockWithTimeout("bench.handoff", 10_000)
+          .toCompletionStage().toCompletableFuture();
+      AtomicLong acquiredAt = new AtomicLong();
+      waiting.thenRun(() -> acquiredAt.set(System.nanoTime()));
+      Thread.sleep(20); // let the waiter queue up
+      long released = System.nanoTime();
+      held.release();
+      held = waiting.get(30, TimeUnit.SECONDS);
+      while (acquiredAt.get() == 0) {
+        Thread.onSpinWait();
+      }
+      hand[i] = (acquiredAt.get() - released) / 1e6;
+      Vertx swap = holderNode;
+      holderNode = waiterNode;
+      waiterNode = swap;
+    }
+    held.release();
+    return hand;
+  }
+
+  /**
+   * SharedData locks only, on FoundationDB ({@code FDB_CLUSTER_FILE}; the durable engine without it) and
+   * Hazelcast alternating, {@code rounds} times: acquire + release cycles/s on one node with 1 and with 16
+   * callers (one lock), the hand-off to a waiter on another node (as {@link #measure}), and the ping-pong of one
+   * lock between two nodes (as {@link #pingPong}).
+   */
+  private static void lockRounds(int rounds) throws Exception {
+    System.out.printf(Locale.ROOT, "ClusterManagerBenchmark locks: %d round(s), %d cores, load average %.2f%n", rounds,
+        Runtime.getRuntime().availableProcessors(), loadAverage());
+    for (int round = 0; round < rounds; round++) {
+      for (Supplier<Kind> kind : List.<Supplier<Kind>>of(ClusterManagerBenchmark::fdbDurableOrCluster, HazelcastKind::new)) {
+        try (Kind k = kind.get()) {
+          Nodes nodes = start(k);
+          try {
+            Vertx b = nodes.vertx().get(1);
+            Op cycle = i -> b.sharedData().getLockWithTimeout("bench.cycle", 10_000).map(l -> {
+              l.release();
+              return null;
+            });
+            windowed(1, cycle); // warm-up
+            double one = windowed(1, cycle);
+            double sixteen = windowed(16, cycle);
+            double[] hand = handOffs(b, nodes.vertx().get(2));
+            System.out.printf(Locale.ROOT, "%s: lock cycles/s on one node, 1 caller %.0f, 16 callers %.0f;"
+                + " hand-off to another node p50 %.2f ms p99 %.2f ms%n", k.name(), one, sixteen, pct(hand, 50), pct(hand, 99));
+          } finally {
+            stop(nodes);
+          }
+        }
+        try (Kind k = kind.get()) {
+          pingPong(k);
+        }
+      }
+      System.out.printf(Locale.ROOT, "load average %.2f%n", loadAverage());
     }
   }
 

@@ -7,12 +7,17 @@ import io.vertx.core.eventbus.EventBus;
 import io.vertx.core.eventbus.MessageConsumer;
 
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 
 /**
  * Hand-off hints between the nodes' lock services: when a node's commit hands a lock to an owner
  * {@code nodeId/sequence}, it tells node {@code nodeId}, which reads the lock again at once instead
  * of when its watch fires (a watch fires ~10 ms after the commit on a real FoundationDB; a message
  * and a read take about a millisecond). A hint to this node itself goes straight to its service.
+ *
+ * <p>The other way, a node that starts waiting for a lock held by another node's owner sends that node a demand,
+ * {@code '\n' + lock name}: the holder ends its run of local grants and gives the lock back to the store's queue
+ * at once instead of at its next read of the queue ({@link NodeLock}).
  *
  * <p>A hint is one event-bus message to the node's hint address, {@code owner + '\n' + lock name}
  * (an owner holds no line break, a lock name may), sent without a reply. Nothing depends on it: a
@@ -26,6 +31,7 @@ public final class LockHints implements HandOffNotifier {
   private final String nodeId;
   private final AtomicBoolean listening = new AtomicBoolean();
   private volatile MutexService local;
+  private volatile Consumer<String> demands = name -> {};
   private volatile EventBus bus;
   private volatile MessageConsumer<String> consumer;
 
@@ -38,8 +44,9 @@ public final class LockHints implements HandOffNotifier {
     return ADDRESS_PREFIX + nodeId;
   }
 
-  void attachLocal(MutexService service) {
+  void attachLocal(MutexService service, Consumer<String> onDemand) {
     this.local = service;
+    this.demands = onDemand;
   }
 
   /**
@@ -56,7 +63,9 @@ public final class LockHints implements HandOffNotifier {
       String body = m.body();
       int nl = body == null ? -1 : body.indexOf('\n');
       MutexService s = local;
-      if (nl > 0 && s != null) {
+      if (nl == 0) {
+        demands.accept(body.substring(1));
+      } else if (nl > 0 && s != null) {
         s.recheck(body.substring(nl + 1), body.substring(0, nl));
       }
     });
@@ -69,6 +78,20 @@ public final class LockHints implements HandOffNotifier {
       c.unregister();
     }
     bus = null;
+  }
+
+  /** Tells the node of {@code owner} (a lock owner {@code nodeId/sequence}) that this node waits for lock {@code name}. */
+  void demand(String owner, String name) {
+    int slash = owner.indexOf('/');
+    EventBus b = bus;
+    if (slash <= 0 || b == null || owner.substring(0, slash).equals(nodeId)) {
+      return;
+    }
+    try {
+      b.send(address(owner.substring(0, slash)), '\n' + name);
+    } catch (RuntimeException e) {
+      // The bus closed under a leaving node: the holder's own read of the queue finds this waiter.
+    }
   }
 
   @Override

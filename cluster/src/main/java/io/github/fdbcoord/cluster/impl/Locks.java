@@ -1,32 +1,27 @@
 package io.github.fdbcoord.cluster.impl;
 
 import com.apple.foundationdb.Transaction;
-import io.github.fdbcoord.fdb.FdbErrors;
-import io.github.fdbcoord.mutex.MutexHandle;
 import io.github.fdbcoord.mutex.MutexOptions;
 import io.github.fdbcoord.mutex.MutexService;
-import io.github.fdbcoord.mutex.MutexTimeoutException;
 import io.vertx.core.VertxException;
 import io.vertx.core.eventbus.EventBus;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 
 /**
- * The SharedData locks of one node, on the mutex layer: each lock is a mutex of the same name,
- * owned by {@code nodeId/sequence}. Keeps the grants held and the acquires pending, so that leaving
- * releases the first and cancels the second. This is the only class of the manager that uses the
- * mutex layer. Internal to the cluster manager.
+ * The SharedData locks of one node, on the mutex layer: each lock is a mutex of the same name, which
+ * the node holds for a run of its local callers ({@link NodeLock}), under an owner
+ * {@code nodeId/sequence} per store grant. Leaving gives every grant back and fails the waiting
+ * acquires. This is the only class of the manager that uses the mutex layer. Internal to the cluster manager.
  */
 public final class Locks {
   /**
@@ -37,21 +32,29 @@ public final class Locks {
    */
   static final long MIN_LOCK_WAIT_MILLIS = 100;
 
+  /** The most local grants a node makes while another node's waiter is queued for the lock (see {@link NodeLock}). */
+  public static final int LOCAL_RUN_CHECK = NodeLock.CHECK_EVERY;
+
   private final MutexService mutexes;
   private final String nodeId;
   private final Executor executor;
-  private final Set<LockGrant> held = ConcurrentHashMap.newKeySet();
-  private final Set<CompletableFuture<MutexHandle>> pending = ConcurrentHashMap.newKeySet();
-  private final Map<String, CompletableFuture<?>> releasesInFlight = new ConcurrentHashMap<>();
+  private final ScheduledExecutorService scheduler;
+  private final Map<String, NodeLock> locks = new ConcurrentHashMap<>();
   private final AtomicLong sequence = new AtomicLong();
   private final LockHints hints;
 
-  private Locks(MutexService mutexes, String nodeId, Executor executor, LockHints hints) {
+  private Locks(MutexService mutexes, String nodeId, Executor executor, ScheduledExecutorService scheduler, LockHints hints) {
     this.mutexes = mutexes;
     this.nodeId = nodeId;
     this.executor = executor;
+    this.scheduler = scheduler;
     this.hints = hints;
-    hints.attachLocal(mutexes);
+    hints.attachLocal(mutexes, name -> {
+      NodeLock lock = locks.get(name);
+      if (lock != null) {
+        lock.demanded();
+      }
+    });
   }
 
   /**
@@ -68,7 +71,7 @@ public final class Locks {
         .executor(store.executor())
         .scheduler(threads.timer())
         .handOffNotifier(hints)
-        .build()).thenApply(m -> new Locks(m, nodeId, store.executor(), hints));
+        .build()).thenApply(m -> new Locks(m, nodeId, store.executor(), threads.timer(), hints));
   }
 
   /**
@@ -89,50 +92,51 @@ public final class Locks {
     return executor;
   }
 
+  ScheduledExecutorService scheduler() {
+    return scheduler;
+  }
+
+  /** A new owner name for a store grant of this node. */
+  String nextOwner() {
+    return nodeId + "/" + sequence.incrementAndGet();
+  }
+
+  /** Tells the node of {@code owner}, which holds lock {@code name}, that this node waits for it. */
+  void demand(String owner, String name) {
+    hints.demand(owner, name);
+  }
+
+  /** Drops {@code lock}, idle, from the map (a new entry is made at the next acquire). */
+  void retire(NodeLock lock) {
+    locks.remove(lock.name(), lock);
+  }
+
   /**
    * Acquires lock {@code name} within {@code timeoutMillis} (at least {@link #MIN_LOCK_WAIT_MILLIS});
    * fails with "Timed out waiting to get lock", or when the node left meanwhile ({@code stopped}).
    */
   public CompletableFuture<LockGrant> acquire(String name, long timeoutMillis, BooleanSupplier stopped) {
-    String owner = nodeId + "/" + sequence.incrementAndGet();
-    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(MIN_LOCK_WAIT_MILLIS, timeoutMillis));
-    // A release of the same lock by this node still in flight would make this acquire queue behind
-    // it and wait for the hand-off: start after it instead (remote waiters keep their place in the
-    // FIFO either way). The wait counts against the timeout.
-    CompletableFuture<?> before = releasesInFlight.getOrDefault(name, CompletableFuture.completedFuture(null));
-    return before.handle((v, e) -> null).thenApplyAsync(ignored -> {
-      Duration wait = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-      CompletableFuture<MutexHandle> acquire = mutexes.acquire(name, owner, wait);
-      pending.add(acquire);
-      if (stopped.getAsBoolean()) {
-        acquire.cancel(false); // leave() may have run between the caller's check and the add
+    if (stopped.getAsBoolean()) {
+      return CompletableFuture.failedFuture(new VertxException("the cluster manager left the cluster", true));
+    }
+    MutexService.checkName(name, "lock name");
+    long wait = Math.max(MIN_LOCK_WAIT_MILLIS, timeoutMillis);
+    CompletableFuture<LockGrant> acquire;
+    while (true) {
+      NodeLock lock = locks.computeIfAbsent(name, n -> new NodeLock(this, n));
+      acquire = lock.acquire(wait);
+      if (acquire != null) {
+        break;
       }
-      return acquire;
-    }, executor).thenCompose(acquire -> acquire.whenComplete((h, e) -> pending.remove(acquire)))
-        .handle((handle, err) -> {
-          if (err != null) {
-            Throwable cause = FdbErrors.unwrap(err);
-            throw new CompletionException(cause instanceof MutexTimeoutException
-                ? new VertxException("Timed out waiting to get lock", true) : cause);
-          }
-          LockGrant grant = new LockGrant(this, handle);
-          held.add(grant);
-          if (stopped.getAsBoolean()) {
-            grant.releaseAsync();
-            throw new CompletionException(new VertxException("the cluster manager left the cluster", true));
-          }
-          return grant;
-        });
-  }
-
-  void forget(LockGrant grant) {
-    held.remove(grant);
-  }
-
-  /** Records a release in flight until it completes (see {@link #acquire}). */
-  void releasing(String name, CompletableFuture<?> release) {
-    releasesInFlight.put(name, release);
-    release.whenComplete((v, e) -> releasesInFlight.remove(name, release));
+      locks.remove(name, lock); // retired as this call found it: its own removal may not have run yet
+    }
+    return acquire.thenApply(grant -> {
+      if (stopped.getAsBoolean()) {
+        grant.releaseAsync(); // leave() may have run between the caller's check and the grant
+        throw new CompletionException(new VertxException("the cluster manager left the cluster", true));
+      }
+      return grant;
+    });
   }
 
   /**
@@ -143,12 +147,11 @@ public final class Locks {
     return mutexes.removeOwnersIn(tr, nodeId + "/");
   }
 
-  /** On leave: cancels the pending acquires and releases every grant held; completes when the releases did (or failed). */
+  /** On leave: fails the waiting acquires and gives every store grant back; completes when the releases did (or failed). */
   public CompletableFuture<Void> releaseAll() {
-    pending.forEach(f -> f.cancel(false));
     List<CompletableFuture<?>> releases = new ArrayList<>();
-    for (LockGrant grant : held) {
-      releases.add(grant.releaseAsync());
+    for (NodeLock lock : locks.values()) {
+      releases.add(lock.leave());
     }
     return CompletableFuture.allOf(releases.toArray(new CompletableFuture<?>[0])).handle((v, e) -> null);
   }

@@ -8,6 +8,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -29,7 +30,11 @@ public final class NodeThreads {
   /** Starts the threads of a new node, named after a per-JVM instance number. */
   public NodeThreads() {
     int instance = INSTANCES.incrementAndGet();
-    timer = Executors.newSingleThreadScheduledExecutor(daemon("fdb-cluster-" + instance + "-timer"));
+    ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, daemon("fdb-cluster-" + instance + "-timer"));
+    // A lock acquire's timeout is cancelled when it is granted, thousands of times a second under local
+    // hand-offs: cancelled tasks must leave the queue then, not at their deadline.
+    t.setRemoveOnCancelPolicy(true);
+    timer = t;
     membershipEvents = Executors.newSingleThreadExecutor(daemon("fdb-cluster-" + instance + "-members"));
     registrationEvents = Executors.newSingleThreadExecutor(daemon("fdb-cluster-" + instance + "-registrations"));
   }
