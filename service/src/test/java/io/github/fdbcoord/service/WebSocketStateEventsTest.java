@@ -151,8 +151,14 @@ class WebSocketStateEventsTest {
     s.send(new JsonObject().put("unsubscribe", new JsonObject().put("semaphores", new JsonArray().add("s1"))));
     assertEquals(new JsonArray().add("s1"), s.until("unsubscribed", m -> ofType(m, "unsubscribed"))
         .getJsonArray("semaphores"));
-    f.request(addr, "acquire", new JsonObject().put("name", "s1").put("owner", "d").put("permits", 2)
-        .put("timeoutMs", 0).put("permits", 2)).getString("token");
+    int unsubscribedAt = s.seen.size();
+    JsonObject b = cHolds.getJsonObject("state").getJsonArray("holders").getJsonObject(0);
+    f.request(addr, "release", new JsonObject().put("name", "s1").put("owner", "b").put("token", b.getString("token")));
+    s.send(new JsonObject().put("subscribe", new JsonObject().put("semaphores", new JsonArray().add("s2"))));
+    s.until("the ack of s2", m -> ofType(m, "subscribed"));
+    for (JsonObject m : s.seen.subList(unsubscribedAt, s.seen.size())) {
+      assertTrue(!"s1".equals(m.getString("name")), "a push of s1 after unsubscribing: " + m);
+    }
   }
 
   @Test
