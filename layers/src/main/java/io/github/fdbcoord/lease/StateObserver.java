@@ -101,7 +101,6 @@ public final class StateObserver<S> implements StateSubscription {
           return;
         }
         watches = snap.watches();
-        backoffMs = FIRST_BACKOFF_MS;
       }
       tell(snap.version(), snap.state());
       CompletableFuture.anyOf(snap.watches().toArray(new CompletableFuture<?>[0])).whenComplete((v, we) -> {
@@ -110,6 +109,10 @@ public final class StateObserver<S> implements StateSubscription {
         if (we != null) {
           retryLater(we);
         } else {
+          // Only a watch that worked ends the back-off: a store refusing watches is read ever less often.
+          synchronized (this) {
+            backoffMs = FIRST_BACKOFF_MS;
+          }
           execute(this::readOnce);
         }
       });

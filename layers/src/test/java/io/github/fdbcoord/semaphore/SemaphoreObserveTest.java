@@ -1,6 +1,10 @@
 package io.github.fdbcoord.semaphore;
 
+import com.apple.foundationdb.Database;
+import com.apple.foundationdb.subspace.Subspace;
+import com.apple.foundationdb.tuple.Tuple;
 import io.github.fdbcoord.api.FencingToken;
+import io.github.fdbcoord.embedded.EmbeddedDatabase;
 import io.github.fdbcoord.lease.StateSubscription;
 import io.github.fdbcoord.semaphore.SemaphoreService.SemaphoreState;
 import org.junit.jupiter.api.Test;
@@ -147,6 +151,32 @@ class SemaphoreObserveTest extends SemaphoreTestSupport {
     // The open observer saw the last change: the closed one, watching the same keys, would have by now.
     eventually("the open observer saw the changes", WITHIN, () -> open.last().holders().isEmpty() && open.count() > 1);
     assertEquals(1, closed.count(), "nothing told after close");
+  }
+
+  @Test
+  void aWatchRefusedWithTooManyWatchesIsFollowedByReadsAfterABackOff() {
+    // A store that takes one watch: each read's second watch is refused (1032), so the observer lives on its
+    // re-reads after a back-off, and still tells every state it reads, never an older one after a newer.
+    try (Database small = EmbeddedDatabase.inMemory()) {
+      small.options().setMaxWatches(1);
+      SemaphoreService s = SemaphoreService.create(small, new Subspace(Tuple.from("observe")), quiet().build());
+      try {
+        Recorder r = new Recorder();
+        StateSubscription sub = await(s.observeVersions("w", r::add));
+        eventually("the current state", WITHIN, () -> r.last() != null);
+        SemaphoreHandle a = await(s.acquire("w", 2, "a", Duration.ZERO));
+        eventually("a holding", WITHIN, () -> r.last().holders().size() == 1);
+        SemaphoreHandle b = await(s.acquire("w", 2, "b", Duration.ZERO));
+        await(a.release());
+        SemaphoreState end = await(s.state("w"));
+        eventually("b alone, as state() reads", WITHIN, () -> end.equals(r.last()));
+        assertEquals(List.of(), r.disorders());
+        await(b.release());
+        sub.close();
+      } finally {
+        s.close();
+      }
+    }
   }
 
   @Test
