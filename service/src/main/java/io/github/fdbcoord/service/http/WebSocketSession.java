@@ -243,11 +243,15 @@ final class WebSocketSession {
       tooMany();
       return;
     }
+    // The mutexes' resume points checked before anything is subscribed: a bad one refuses the whole message.
+    List<String> mutexes = byKind.getOrDefault("mutexes", List.of());
+    Map<String, FencingToken> resume = resumePoints(msg, mutexes);
+    FencingToken since = position(msg);
     for (Map.Entry<String, List<String>> e : byKind.entrySet()) {
       List<String> names = e.getValue();
       PushFeed feed = feeds.get(e.getKey());
       if (feed == null) {
-        subscribe(names, resumePoints(msg, names), position(msg));
+        subscribe(names, resume, since);
         continue;
       }
       List<Future<Void>> ready = new ArrayList<>();
