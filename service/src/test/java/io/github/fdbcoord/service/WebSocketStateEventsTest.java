@@ -85,8 +85,12 @@ class WebSocketStateEventsTest {
         await(s.ws.close());
       }
     }
-    await(http.close());
-    f.close();
+    if (http != null) {
+      await(http.close());
+    }
+    if (f != null) {
+      f.close();
+    }
   }
 
   private static boolean ofType(JsonObject m, String type) {
@@ -213,6 +217,90 @@ class WebSocketStateEventsTest {
         && "b".equals(m.getJsonObject("leader").getString("candidate")));
     assertOrdered(s.seen, "election", "epoch");
     assertOrdered(late.seen, "election", "epoch");
+  }
+
+  /** The newest message of {@code type} received so far (waiting for the queue to drain first). */
+  private static JsonObject lastOf(Socket s, String type) throws InterruptedException {
+    JsonObject m;
+    while ((m = s.received.poll()) != null) {
+      s.seen.add(m);
+    }
+    JsonObject last = null;
+    for (JsonObject x : s.seen) {
+      if (ofType(x, type)) {
+        last = x;
+      }
+    }
+    return last;
+  }
+
+  private static void eventually(String what, java.util.function.BooleanSupplier condition) throws InterruptedException {
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > end) {
+        throw new AssertionError("not within 30 s: " + what);
+      }
+      Thread.sleep(5);
+    }
+  }
+
+  @Test
+  void manyContendersTheLastStatePushedIsTheState(Vertx vertx) throws Exception {
+    start(vertx, ServiceFixture.baseConfig());
+    Socket s = new Socket();
+    s.send(new JsonObject().put("subscribe", new JsonObject().put("semaphores", new JsonArray().add("busy"))
+        .put("elections", new JsonArray().add("busy-e"))));
+    s.until("an ack", m -> ofType(m, "subscribed"));
+    s.until("an ack", m -> ofType(m, "subscribed"));
+    String sem = f.client.semaphoreAddress();
+    String election = f.client.electionAddress();
+    List<io.vertx.core.Future<?>> all = new ArrayList<>();
+    for (int i = 0; i < 12; i++) {
+      String owner = "c" + i;
+      io.vertx.core.Future<?> chain = io.vertx.core.Future.succeededFuture();
+      for (int cycle = 0; cycle < 3; cycle++) {
+        chain = chain.compose(v -> f.client.request(sem, "acquire", new JsonObject().put("name", "busy")
+                .put("owner", owner).put("permits", 3).put("timeoutMs", 20_000)))
+            .compose(held -> f.client.request(sem, "release", new JsonObject().put("name", "busy")
+                .put("owner", owner).put("token", held.getString("token"))))
+            .compose(v -> f.client.request(election, "campaign", new JsonObject().put("election", "busy-e")
+                .put("candidate", owner).put("timeoutMs", 20_000)))
+            .compose(led -> f.client.request(election, "resign", new JsonObject().put("election", "busy-e")
+                .put("candidate", owner).put("epoch", led.getString("epoch"))));
+      }
+      all.add(chain);
+    }
+    await(io.vertx.core.Future.all(all));
+    // One more leader, so that the last leader change is one with a leader.
+    JsonObject last = f.request(election, "campaign", new JsonObject().put("election", "busy-e").put("candidate", "z"));
+    JsonObject state = f.request(sem, "state", new JsonObject().put("name", "busy"));
+    eventually("the last semaphore state pushed is the state", () -> {
+      try {
+        JsonObject m = lastOf(s, "semaphore");
+        return m != null && state.equals(m.getJsonObject("state"));
+      } catch (InterruptedException e) {
+        throw new AssertionError(e);
+      }
+    });
+    eventually("the last leader pushed is the leader", () -> {
+      try {
+        JsonObject m = lastOf(s, "election");
+        return m != null && m.getJsonObject("leader") != null
+            && last.getString("epoch").equals(m.getJsonObject("leader").getString("epoch"));
+      } catch (InterruptedException e) {
+        throw new AssertionError(e);
+      }
+    });
+    assertOrdered(s.seen, "semaphore", "version");
+    assertOrdered(s.seen, "election", "epoch");
+    long states = s.seen.stream().filter(m -> ofType(m, "semaphore")).count();
+    long leaders = s.seen.stream().filter(m -> ofType(m, "election") && m.getJsonObject("leader") != null).count();
+    assertTrue(states > 3 && leaders > 3, "changes were pushed: " + states + " states, " + leaders + " leaders");
+    for (JsonObject m : s.seen) {
+      if (ofType(m, "semaphore")) {
+        assertTrue(m.getJsonObject("state").getJsonArray("holders").size() <= 3, "at most 3 holders: " + m);
+      }
+    }
   }
 
   @Test
