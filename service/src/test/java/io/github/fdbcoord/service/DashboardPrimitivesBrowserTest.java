@@ -36,9 +36,20 @@ class DashboardPrimitivesBrowserTest extends DashboardBrowserSupport {
         "return [...document.querySelectorAll(arguments[0])].map(e => e.textContent.trim());", css);
   }
 
+  /**
+   * Leases far longer than a test: nothing heartbeats the grants made over HTTP here, and a loaded machine must not
+   * see them expire between two steps (the fixture's mutex lease, which elections use, is 1.5 s).
+   */
+  private static JsonObject longLeases() {
+    JsonObject config = ServiceFixture.baseConfig();
+    config.getJsonObject("mutex").put("leaseMs", 120_000).put("heartbeatIntervalMs", 10_000);
+    JsonObject leased = new JsonObject().put("leaseMs", 120_000).put("heartbeatIntervalMs", 10_000);
+    return config.put("semaphore", leased.copy()).put("rwlock", leased.copy());
+  }
+
   @Test
   void aSemaphoresHoldersAndQueueAreShownAndFollowItsChanges(Vertx vertx) throws Exception {
-    f = ServiceFixture.start(vertx);
+    f = ServiceFixture.start(vertx, longLeases(), null);
     driver.get(base() + "/dashboard/#semaphores");
     waitFor("the live connection", () -> text("#connection").contains("connected"));
     JsonObject a = post("/semaphores/pool/acquire", new JsonObject().put("owner", "alpha").put("permits", 2));
@@ -67,7 +78,7 @@ class DashboardPrimitivesBrowserTest extends DashboardBrowserSupport {
 
   @Test
   void anElectionsLeaderIsShownAndFollowsItsChanges(Vertx vertx) throws Exception {
-    f = ServiceFixture.start(vertx);
+    f = ServiceFixture.start(vertx, longLeases(), null);
     driver.get(base() + "/dashboard/#elections");
     waitFor("the live connection", () -> text("#connection").contains("connected"));
     watchIn("elections", "chief");

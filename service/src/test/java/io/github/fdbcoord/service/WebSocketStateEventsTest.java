@@ -73,6 +73,17 @@ class WebSocketStateEventsTest {
     }
   }
 
+  /**
+   * Leases far longer than a test: nothing heartbeats the grants made over the event bus here, and a loaded machine
+   * must not see them expire between two steps (the fixture's mutex lease, which elections use, is 1.5 s).
+   */
+  private static JsonObject longLeases() {
+    JsonObject config = ServiceFixture.baseConfig();
+    config.getJsonObject("mutex").put("leaseMs", 120_000).put("heartbeatIntervalMs", 10_000);
+    JsonObject leased = new JsonObject().put("leaseMs", 120_000).put("heartbeatIntervalMs", 10_000);
+    return config.put("semaphore", leased.copy()).put("rwlock", leased.copy());
+  }
+
   private void start(Vertx vertx, JsonObject config) {
     f = ServiceFixture.start(vertx, config, null);
     http = vertx.createWebSocketClient();
@@ -123,7 +134,7 @@ class WebSocketStateEventsTest {
 
   @Test
   void semaphoreStateFirstThenEachChange(Vertx vertx) throws Exception {
-    start(vertx, ServiceFixture.baseConfig());
+    start(vertx, longLeases());
     Socket s = new Socket();
     s.send(new JsonObject().put("subscribe", new JsonObject().put("semaphores", new JsonArray().add("s1"))));
     JsonObject first = s.until("the current state", m -> ofType(m, "semaphore"));
@@ -167,7 +178,7 @@ class WebSocketStateEventsTest {
 
   @Test
   void readWriteLockModesAndQueue(Vertx vertx) throws Exception {
-    start(vertx, ServiceFixture.baseConfig());
+    start(vertx, longLeases());
     Socket s = new Socket();
     s.send(new JsonObject().put("subscribe", new JsonObject().put("rwlocks", new JsonArray().add("l1"))));
     s.until("the ack", m -> ofType(m, "subscribed"));
@@ -190,7 +201,7 @@ class WebSocketStateEventsTest {
 
   @Test
   void electionLeaderFirstThenEachChangeInEpochOrder(Vertx vertx) throws Exception {
-    start(vertx, ServiceFixture.baseConfig());
+    start(vertx, longLeases());
     Socket s = new Socket();
     s.send(new JsonObject().put("subscribe", new JsonObject().put("elections", new JsonArray().add("e1"))));
     JsonObject none = s.until("the current leader", m -> ofType(m, "election"));
@@ -246,7 +257,7 @@ class WebSocketStateEventsTest {
 
   @Test
   void manyContendersTheLastStatePushedIsTheState(Vertx vertx) throws Exception {
-    start(vertx, ServiceFixture.baseConfig());
+    start(vertx, longLeases());
     Socket s = new Socket();
     s.send(new JsonObject().put("subscribe", new JsonObject().put("semaphores", new JsonArray().add("busy"))
         .put("elections", new JsonArray().add("busy-e"))));
