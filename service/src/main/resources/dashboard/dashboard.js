@@ -33,6 +33,7 @@
     timers: [],
     directoryGeneration: 0,
     heldReload: null,
+    extensions: [],          // {open(socket), closed(), message(msg) -> handled}: the views of primitives.js
   };
 
   // ---------------------------------------------------------------- helpers
@@ -289,6 +290,7 @@
       app.socketRetryMs = 500;
       setConnection('Live events: connected');
       syncSubscriptions();
+      app.extensions.forEach(x => x.open(socket));
     };
     socket.onmessage = message => onSocketMessage(JSON.parse(message.data));
     socket.onclose = () => {
@@ -297,6 +299,7 @@
       app.subscribed.clear();
       app.requested.clear();
       markWatchedLive();
+      app.extensions.forEach(x => x.closed());
       if (app.loginShown) return;
       setConnection('Live events: disconnected, retrying');
       setTimeout(() => { if (!app.loginShown && !app.socket) connectSocket(); }, app.socketRetryMs);
@@ -309,6 +312,7 @@
     app.socket = null;
     app.subscribed.clear();
     app.requested.clear();
+    app.extensions.forEach(x => x.closed());
     if (socket) socket.close();
   }
 
@@ -339,8 +343,9 @@
   }
 
   function onSocketMessage(msg) {
+    if (app.extensions.some(x => x.message(msg, app.view))) return;
     if (msg.type === 'subscribed') {
-      msg.mutexes.forEach(n => { if (app.requested.has(n)) app.subscribed.add(n); });
+      (msg.mutexes || []).forEach(n => { if (app.requested.has(n)) app.subscribed.add(n); });
       markWatchedLive();
     } else if (msg.type === 'lock') {
       recordEvent(msg);
@@ -1019,6 +1024,18 @@
     $('#dir-form').addEventListener('submit', e => { e.preventDefault(); guarded('directories', showDirectoryRoot); });
   }
 
+  /**
+   * What primitives.js (the election, semaphore and read-write lock views) uses of this page: its helpers, its views
+   * and its WebSocket. It loads after this file and registers before start() runs (on DOMContentLoaded).
+   */
+  window.fdbcoordDashboard = {
+    h, $, api, guarded, showError, clock, enc,
+    addView(name, view) { views[name] = view; },
+    addExtension(extension) { app.extensions.push(extension); },
+    socket: () => (app.socket && app.socket.readyState === WebSocket.OPEN ? app.socket : null),
+  };
+
   wire();
-  start();
+  // After the deferred scripts (primitives.js registers its views and socket hooks), before anything is shown.
+  document.addEventListener('DOMContentLoaded', start);
 })();

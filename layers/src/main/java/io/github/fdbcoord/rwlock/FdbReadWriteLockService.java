@@ -188,6 +188,12 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
   }
 
   @Override
+  public CompletableFuture<io.github.fdbcoord.lease.StateSubscription> observeVersions(String name,
+      java.util.function.BiConsumer<io.github.fdbcoord.api.FencingToken, ReadWriteLockState> listener) {
+    return ReadWriteLockObserver.observe(db, schema, executor, scheduler, name, listener);
+  }
+
+  @Override
   public ReadWriteLockOptions options() {
     return options;
   }

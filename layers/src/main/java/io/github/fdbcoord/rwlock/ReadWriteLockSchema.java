@@ -9,6 +9,7 @@ import com.apple.foundationdb.Transaction;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
+import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.fdb.Versionstamps;
 import io.github.fdbcoord.lease.EndedGrants;
 import io.github.fdbcoord.mutex.MutexService;
@@ -30,6 +31,7 @@ import java.util.concurrent.CompletableFuture;
  * root("l", name, "queue", ticket)  = (owner:str, mode:str, expiresAt:int)   FIFO queue, ticket = versionstamp of the enqueue
  * root("l", name, "queued", owner)  = (ticket:vstamp)             the owner's queue entry: nobody enqueues twice
  * root("l", name, "generation")     = 10 bytes                    a commit's versionstamp, written by every grant (observers watch it; a waiter watches its grant key)
+ * root("l", name, "changes")         = 10 bytes                    a commit's versionstamp, written by every enqueue, dequeue and end of a grant (observers watch it with the generation)
  * root("l", name, "writer")         = (owner:str)                 while a writer holds: a reader reads this key (with a conflict) instead of the holders
  * root("ended") + token             = (lock, owner[, successor])  a grant its owner released or downgraded lately ({@link EndedGrants})
  * </pre>
@@ -53,6 +55,7 @@ final class ReadWriteLockSchema {
   private static final String QUEUE = "queue";
   private static final String QUEUED = "queued";
   private static final String GENERATION = "generation";
+  private static final String CHANGES = "changes";
   private static final String WRITER = "writer";
   private static final String ENDED = "ended";
 
@@ -282,7 +285,7 @@ final class ReadWriteLockSchema {
     tr.clear(packLeaseKey(name, owner));
     if (mode == LockMode.WRITE) {
       tr.clear(packWriterKey(name));
-    }
+    }    touchChanges(tr, name);
   }
 
   /** A writer's grant became a reader's (downgrade): no writer holds any more. */
@@ -320,6 +323,7 @@ final class ReadWriteLockSchema {
   void enqueue(Transaction tr, String name, String owner, LockMode mode, long expiresAt) {
     tr.mutate(MutationType.SET_VERSIONSTAMPED_KEY, packQueueKeyForEnqueue(name), packQueueValue(owner, mode, expiresAt));
     tr.mutate(MutationType.SET_VERSIONSTAMPED_VALUE, packQueuedKey(name, owner), packQueuedValueForEnqueue());
+    touchChanges(tr, name);
   }
 
   /** The ticket of {@code owner}'s queue entry, or null when it does not wait. */
@@ -340,6 +344,41 @@ final class ReadWriteLockSchema {
   void dequeue(Transaction tr, String name, Waiter w) {
     tr.clear(packQueueKey(name, w.ticket()));
     tr.clear(packQueuedKey(name, w.owner()));
+    touchChanges(tr, name);
+  }
+
+  /**
+   * A blind write apart from the generation, so that changes the generation does not record (the queue's, and a
+   * release that lets nobody in) wake observers and not the waiters, who watch the generation and would all read
+   * again on every enqueue.
+   */
+  private void touchChanges(Transaction tr, String name) {
+    tr.mutate(MutationType.SET_VERSIONSTAMPED_VALUE, packChangesKey(name), packGenerationValueForChange());
+  }
+
+  byte[] packChangesKey(String name) {
+    return lock(name).pack(Tuple.from(CHANGES));
+  }
+
+  /** A watch on the changes key (fires on the next enqueue, dequeue or end of a grant). */
+  CompletableFuture<Void> watchChanges(Transaction tr, String name) {
+    return tr.watch(packChangesKey(name));
+  }
+
+  /**
+   * The version of the lock's holders and queue: the newer of the generation and the changes key, so the versionstamp
+   * of the last commit that changed either (all zeros when none ever did).
+   */
+  CompletableFuture<FencingToken> readVersion(ReadTransaction tr, String name) {
+    return tr.get(packGenerationKey(name)).thenCombine(tr.get(packChangesKey(name)),
+        ReadWriteLockSchema::newer);
+  }
+
+  /** The newer of two generation values (raw versionstamps, null when unset); all zeros when both are unset. */
+  static FencingToken newer(byte[] a, byte[] b) {
+    FencingToken x = FencingToken.of(a == null ? new byte[FencingToken.LENGTH] : a);
+    FencingToken y = FencingToken.of(b == null ? new byte[FencingToken.LENGTH] : b);
+    return y.isNewerThan(x) ? y : x;
   }
 
   /** Records a change of holders: every waiter's watch fires. */

@@ -4,10 +4,14 @@ import com.apple.foundationdb.Database;
 import com.apple.foundationdb.Transaction;
 import com.apple.foundationdb.directory.DirectoryLayer;
 import com.apple.foundationdb.subspace.Subspace;
+import io.github.fdbcoord.api.FencingToken;
+import io.github.fdbcoord.lease.StateSubscription;
 
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 
 /**
  * Named, fenced read-write locks on FoundationDB: many readers or one writer per lock, a FIFO queue
@@ -127,6 +131,26 @@ public interface ReadWriteLockService extends AutoCloseable {
    * fires. Returns whether such a wait was found. Changes nothing in the store.
    */
   boolean recheck(String name, String owner);
+
+  /**
+   * Tells {@code listener} the lock's state ({@link #state}) and then each change of its holders (and their modes) or queue, until the
+   * subscription is closed: pushed when the change commits (a watch), not polled; never an older state after a
+   * newer; changes that come faster than the reads are coalesced into the newest state. The future completes once
+   * the subscription is set up; the current state follows. A failed read or watch (store unavailable,
+   * {@code too_many_watches}) is retried after a back-off. Listeners run on the service's executor and must not block.
+   */
+  default CompletableFuture<StateSubscription> observe(String name, Consumer<ReadWriteLockState> listener) {
+    if (listener == null) {
+      throw new IllegalArgumentException("an observer needs a listener, got null");
+    }
+    return observeVersions(name, (version, state) -> listener.accept(state));
+  }
+
+  /**
+   * {@link #observe}, with each state's version: the versionstamp of the last commit that changed the holders (and their modes) or queue
+   * (all zeros before any did). Versions order states across observers and processes.
+   */
+  CompletableFuture<StateSubscription> observeVersions(String name, BiConsumer<FencingToken, ReadWriteLockState> listener);
 
   ReadWriteLockOptions options();
 

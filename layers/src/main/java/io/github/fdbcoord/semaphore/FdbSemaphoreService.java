@@ -268,6 +268,12 @@ final class FdbSemaphoreService implements SemaphoreService {
   }
 
   @Override
+  public CompletableFuture<io.github.fdbcoord.lease.StateSubscription> observeVersions(String name,
+      java.util.function.BiConsumer<FencingToken, SemaphoreState> listener) {
+    return SemaphoreObserver.observe(db, schema, executor, scheduler, name, listener);
+  }
+
+  @Override
   public void close() {
     closed = true;
     if (reaper != null) {

@@ -27,6 +27,7 @@ import java.util.concurrent.CompletableFuture;
  * root("active", name)                    = ''                         index of semaphores with holders or waiters (the reaper scans it)
  * root("s", name, "permits")              = (permits:int)              the permit count, fixed while the semaphore is in use
  * root("s", name, "generation")           = token:10 bytes             changes with every grant and every end of a grant (observers watch it)
+ * root("s", name, "changes")              = token:10 bytes             changes with every enqueue and dequeue (observers watch it with the generation)
  * root("s", name, "holder", owner)        = (token:vstamp)             one permit held; written only at the grant, cleared at its end (its waiter watches it)
  * root("s", name, "beat", owner)          = (beats:int)                the holder's heartbeat count (heartbeats write here only)
  * root("s", name, "queue", ticket)        = (owner:str, beats:int)     FIFO queue, ticket = versionstamp of the enqueue
@@ -45,6 +46,7 @@ final class SemaphoreSchema {
   private static final String SEMAPHORES = "s";
   private static final String PERMITS = "permits";
   private static final String GENERATION = "generation";
+  private static final String CHANGES = "changes";
   private static final String HOLDER = "holder";
   private static final String BEAT = "beat";
   private static final String QUEUE = "queue";
@@ -273,6 +275,31 @@ final class SemaphoreSchema {
     });
   }
 
+  /**
+   * The version of the semaphore's holders and queue: the newer of the generation and the changes key, so the
+   * versionstamp of the last commit that changed either (all zeros when none ever did).
+   */
+  CompletableFuture<FencingToken> readVersion(ReadTransaction tr, String name) {
+    return tr.get(packGenerationKey(name)).thenCombine(tr.get(packChangesKey(name)),
+        SemaphoreSchema::newer);
+  }
+
+  /** The newer of two generation values (raw versionstamps, null when unset); all zeros when both are unset. */
+  static FencingToken newer(byte[] a, byte[] b) {
+    FencingToken x = FencingToken.of(a == null ? new byte[FencingToken.LENGTH] : a);
+    FencingToken y = FencingToken.of(b == null ? new byte[FencingToken.LENGTH] : b);
+    return y.isNewerThan(x) ? y : x;
+  }
+
+  /** A watch on the changes key (fires on the next enqueue or dequeue): waiters do not need it. */
+  CompletableFuture<Void> watchChanges(Transaction tr, String name) {
+    return tr.watch(packChangesKey(name));
+  }
+
+  byte[] packChangesKey(String name) {
+    return semaphore(name).pack(Tuple.from(CHANGES));
+  }
+
   /** A watch on the generation key (fires on the next grant or end of a grant). */
   CompletableFuture<Void> watchGeneration(Transaction tr, String name) {
     return tr.watch(packGenerationKey(name));
@@ -327,6 +354,7 @@ final class SemaphoreSchema {
   void enqueue(Transaction tr, String name, String owner) {
     tr.mutate(MutationType.SET_VERSIONSTAMPED_KEY, packQueueKeyForEnqueue(name), packQueueValue(owner, 0));
     tr.mutate(MutationType.SET_VERSIONSTAMPED_VALUE, packQueuedKey(name, owner), packQueuedValueForEnqueue());
+    bumpChanges(tr, name);
   }
 
   void setWaiterBeats(Transaction tr, String name, Waiter w, long beats) {
@@ -336,6 +364,15 @@ final class SemaphoreSchema {
   void dequeue(Transaction tr, String name, Versionstamp ticket, String owner) {
     tr.clear(packQueueKey(name, ticket));
     tr.clear(packQueuedKey(name, owner));
+    bumpChanges(tr, name);
+  }
+
+  /**
+   * A blind write apart from the generation, so that queue changes wake observers and not the waiters (who watch the
+   * generation, and would all read again on every enqueue).
+   */
+  private void bumpChanges(Transaction tr, String name) {
+    tr.mutate(MutationType.SET_VERSIONSTAMPED_VALUE, packChangesKey(name), packGenerationValueForChange());
   }
 
   private void bumpGeneration(Transaction tr, String name) {

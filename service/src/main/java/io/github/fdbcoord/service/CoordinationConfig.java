@@ -372,7 +372,10 @@ public final class CoordinationConfig {
     return bodyLimit;
   }
 
-  /** The most mutexes one WebSocket may subscribe to ({@code http.maxWebSocketSubscriptions}). */
+  /**
+   * The most subscriptions one WebSocket may hold, mutexes, elections, semaphores and read-write locks together
+   * ({@code http.maxWebSocketSubscriptions}).
+   */
   public int maxWebSocketSubscriptions() {
     return maxWebSocketSubscriptions;
   }

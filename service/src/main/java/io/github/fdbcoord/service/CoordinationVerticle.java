@@ -350,9 +350,9 @@ public final class CoordinationVerticle extends VerticleBase {
             .boundedBy(config.requestTimeout()),
         // Not served locally, as the mutex: the HTTP routes bound an acquire's wait by its send timeout.
         new SemaphoreVerticle(config.semaphoreAddress(), layers.semaphores(), config.maxAcquireTimeout(), workers,
-            metrics).boundedBy(config.requestTimeout()),
+            metrics).publishing(config.maxWatched(), config.watchLease()).boundedBy(config.requestTimeout()),
         new ReadWriteLockVerticle(config.readWriteLockAddress(), layers.readWriteLocks(), config.maxAcquireTimeout(),
-            workers, metrics).boundedBy(config.requestTimeout())));
+            workers, metrics).publishing(config.maxWatched(), config.watchLease()).boundedBy(config.requestTimeout())));
     if (config.httpEnabled()) {
       http = new HttpVerticle(config.httpOptions(), metrics, this::health, local, this::backup);
       verticles.add(http);

@@ -126,12 +126,15 @@ final class MutexEventPublisher {
   /**
    * The watch reply's replay: with {@code after} (the last sequence a watcher delivered), the events
    * since then and whether some are missing (the log no longer holds {@code after}: trimmed, or
-   * another store); without, the newest sequence (where a new watcher starts).
+   * another store); without, the newest sequence (where a new watcher starts) and that event.
    */
   private Future<JsonObject> replay(String name, FencingToken after) {
     if (after == null) {
+      // The newest event itself too: who holds after it is the current owner as of its sequence (the election's
+      // WebSocket subscription starts from it).
       return store(() -> mutexes.latestEvent(name)).map(e -> new JsonObject()
-          .put("latest", e.map(x -> x.sequence().toString()).orElse(null)));
+          .put("latest", e.map(x -> x.sequence().toString()).orElse(null))
+          .put("latestEvent", e.map(MutexWire::event).orElse(null)));
     }
     return store(() -> mutexes.events(name, after, MAX_REPLAY + 1)).map(events -> {
       boolean found = !events.isEmpty() && events.get(0).sequence().equals(after);

@@ -29,7 +29,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The read-write lock on its address ({@code <prefix>.rwlock}). Actions: acquire, release, heartbeat, downgrade,
- * state, abandon (docs/vertx.md).
+ * state, abandon, watch, unwatch (docs/vertx.md); the state changes of watched locks are published on
+ * {@code <prefix>.rwlock.events.<name>} ({@link StatePublisher}).
  *
  * <p>As with the mutex ({@link MutexVerticle}), nothing heartbeats a grant for its remote holder: an acquire waits
  * through {@link ReadWriteLockService#awaitGrant}, which keeps the queue entry alive while the request waits and
@@ -52,6 +53,10 @@ public final class ReadWriteLockVerticle extends LayerVerticle {
   private final RequesterWaits<ReadWriteGrant> waits = new RequesterWaits<>();
   private volatile boolean stopping;
   private long livenessTimer = -1;
+  private int maxWatched = 1000;
+  private Duration watchLease = Duration.ofSeconds(30);
+  /** The state changes this node publishes (created on start: it needs Vert.x). */
+  private StatePublisher<ReadWriteLockState> states;
 
   /** Serves {@code locks} on {@code address}; acquires wait at most {@code maxAcquireTimeout}. */
   public ReadWriteLockVerticle(String address, ReadWriteLockService locks, Duration maxAcquireTimeout,
@@ -119,6 +124,15 @@ public final class ReadWriteLockVerticle extends LayerVerticle {
       String name = name(body);
       return store(() -> locks.state(name)).map(ReadWriteLockVerticle::state);
     });
+    states = new StatePublisher<>(vertx, address, "read-write lock", locks::observeVersions, (n, st) -> state(st),
+        maxWatched, watchLease, workers);
+    action(StatePublisher.WATCH, body -> states.watch(name(body), Requests.requiredString(body, "watcher")));
+    action(StatePublisher.UNWATCH, body -> {
+      String name = name(body);
+      String watcher = Requests.requiredString(body, "watcher");
+      return Future.succeededFuture(new JsonObject().put("name", name).put("watcher", watcher)
+          .put("unwatched", states.unwatch(name, watcher)));
+    });
     action(ReadWriteLockWire.ABANDON, body -> {
       String name = name(body);
       String owner = owner(body);
@@ -126,6 +140,16 @@ public final class ReadWriteLockVerticle extends LayerVerticle {
           "the acquire of read-write lock '" + name + "' by '" + owner + "' was abandoned by its requester"))
           .map(ended -> new JsonObject().put("name", name).put("owner", owner).put("abandoned", ended));
     });
+  }
+
+  /**
+   * Publishes the state changes of at most {@code maxWatched} locks, a watch lasting {@code watchLease} unless renewed
+   * ({@link StatePublisher}); set before the verticle starts.
+   */
+  public ReadWriteLockVerticle publishing(int maxWatched, Duration watchLease) {
+    this.maxWatched = maxWatched;
+    this.watchLease = watchLease;
+    return this;
   }
 
   private Future<ReadWriteGrant> awaitGrant(String name, String owner, LockMode mode, Duration timeout,
@@ -204,6 +228,9 @@ public final class ReadWriteLockVerticle extends LayerVerticle {
   public Future<?> stop() {
     stopping = true;
     vertx.cancelTimer(livenessTimer);
+    if (states != null) {
+      states.close();
+    }
     waits.endAll(ReadWriteLockVerticle::closing);
     List<ReadWriteGrant> held = new ArrayList<>(grants.values());
     grants.clear();

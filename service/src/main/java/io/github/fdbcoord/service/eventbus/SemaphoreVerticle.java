@@ -25,7 +25,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The fenced semaphore on its address ({@code <prefix>.semaphore}). Actions: acquire, release, heartbeat, state,
- * abandon (docs/vertx.md).
+ * abandon, watch, unwatch (docs/vertx.md); the state changes of watched semaphores are published on
+ * {@code <prefix>.semaphore.events.<name>} ({@link StatePublisher}).
  *
  * <p>A permit held for a requester over the event bus or HTTP lives as a mutex grant held for one
  * ({@link MutexVerticle}): the acquire waits through {@link SemaphoreService#awaitGrant}, whose queue entry the layer
@@ -48,6 +49,10 @@ public final class SemaphoreVerticle extends LayerVerticle {
   private final RequesterWaits<FencingToken> waits = new RequesterWaits<>();
   private long livenessTimer = -1;
   private volatile boolean stopping;
+  private int maxWatched = 1000;
+  private Duration watchLease = Duration.ofSeconds(30);
+  /** The state changes this node publishes (created on start: it needs Vert.x). */
+  private StatePublisher<SemaphoreService.SemaphoreState> states;
 
   private record Grant(String name, String owner, FencingToken token) {}
 
@@ -117,12 +122,16 @@ public final class SemaphoreVerticle extends LayerVerticle {
     });
     action(SemaphoreWire.STATE, body -> {
       String name = name(body);
-      return store(() -> semaphores.state(name)).map(s -> {
-        JsonArray holders = new JsonArray();
-        s.holders().forEach(h -> holders.add(SemaphoreWire.holder(h.owner(), h.token())));
-        return new JsonObject().put("name", name).put("permits", s.permits()).put("holders", holders)
-            .put("waiters", new JsonArray(new ArrayList<>(s.waiters())));
-      });
+      return store(() -> semaphores.state(name)).map(s -> state(name, s));
+    });
+    states = new StatePublisher<>(vertx, address, "semaphore", semaphores::observeVersions, SemaphoreVerticle::state,
+        maxWatched, watchLease, workers);
+    action(StatePublisher.WATCH, body -> states.watch(name(body), Requests.requiredString(body, "watcher")));
+    action(StatePublisher.UNWATCH, body -> {
+      String name = name(body);
+      String watcher = Requests.requiredString(body, "watcher");
+      return Future.succeededFuture(new JsonObject().put("name", name).put("watcher", watcher)
+          .put("unwatched", states.unwatch(name, watcher)));
     });
     action(SemaphoreWire.ABANDON, body -> {
       String name = name(body);
@@ -131,6 +140,24 @@ public final class SemaphoreVerticle extends LayerVerticle {
               "the acquire of semaphore '" + name + "' by '" + owner + "' was abandoned by its requester"))
           .map(n -> new JsonObject().put("name", name).put("owner", owner).put("abandoned", n));
     });
+  }
+
+  /** A {@code state} reply, and the {@code state} of a published change. */
+  private static JsonObject state(String name, SemaphoreService.SemaphoreState s) {
+    JsonArray holders = new JsonArray();
+    s.holders().forEach(h -> holders.add(SemaphoreWire.holder(h.owner(), h.token())));
+    return new JsonObject().put("name", name).put("permits", s.permits()).put("holders", holders)
+        .put("waiters", new JsonArray(new ArrayList<>(s.waiters())));
+  }
+
+  /**
+   * Publishes the state changes of at most {@code maxWatched} semaphores, a watch lasting {@code watchLease} unless
+   * renewed ({@link StatePublisher}); set before the verticle starts.
+   */
+  public SemaphoreVerticle publishing(int maxWatched, Duration watchLease) {
+    this.maxWatched = maxWatched;
+    this.watchLease = watchLease;
+    return this;
   }
 
   /**
@@ -183,6 +210,9 @@ public final class SemaphoreVerticle extends LayerVerticle {
   public Future<?> stop() {
     stopping = true;
     vertx.cancelTimer(livenessTimer);
+    if (states != null) {
+      states.close();
+    }
     return waits.endAll(SemaphoreVerticle::closing).transform(x -> releaseHeld());
   }
 

@@ -165,7 +165,10 @@ public final class HttpOptions {
     return this;
   }
 
-  /** The most mutexes one WebSocket may subscribe to ({@code http.maxWebSocketSubscriptions}). */
+  /**
+   * The most subscriptions one WebSocket may hold, mutexes, elections, semaphores and read-write locks together
+   * ({@code http.maxWebSocketSubscriptions}).
+   */
   public int getMaxWebSocketSubscriptions() {
     return maxWebSocketSubscriptions;
   }

@@ -18,6 +18,7 @@ import io.vertx.core.json.JsonObject;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -39,6 +40,10 @@ import java.util.UUID;
  * <p>{@code "since": "<position>"} (of {@code GET /events/position}, taken before the client knew
  * which mutexes it would want) replays, for each subscribed mutex without an {@code after}, every
  * event logged after that position: the dashboard's "every event since the page opened".
+ *
+ * <p>{@code {"subscribe": {"elections": [...], "semaphores": [...], "rwlocks": [...], "mutexes": [...]}}} subscribes to
+ * the other kinds too ({@link PushFeed}): the current leader or state first, then each change, never an older one
+ * after a newer ({@link ElectionFeed}, {@link StateFeed}). Every kind counts against one limit per connection.
  */
 final class WebSocketSession {
   private final ServerWebSocket ws;
@@ -53,6 +58,8 @@ final class WebSocketSession {
   private final String watcher = "ws-" + UUID.randomUUID();
   private final Set<WebSocketSession> sessions;
   private final long renewTimer;
+  /** The other kinds a connection subscribes to, by their subscribe field: elections, semaphores, rwlocks. */
+  private final Map<String, PushFeed> feeds = new LinkedHashMap<>();
 
   WebSocketSession(Vertx vertx, ServerWebSocket ws, HttpOptions options, CoordinationClient client,
       Set<WebSocketSession> sessions) {
@@ -62,6 +69,14 @@ final class WebSocketSession {
     this.client = client;
     this.sessions = sessions;
     sessions.add(this);
+    // Watcher ids apart from the mutexes': a connection may watch the mutex and the election of one name, and
+    // giving one back must not end the other's watch.
+    feeds.put("elections", new ElectionFeed(vertx, client, options.getAddressPrefix(), watcher + "-election",
+        this::send));
+    feeds.put("semaphores", new StateFeed("semaphores", "semaphore", "semaphore", vertx, client,
+        client.semaphoreAddress(), watcher, this::send));
+    feeds.put("rwlocks", new StateFeed("rwlocks", "rwlock", "read-write lock", vertx, client,
+        client.readWriteLockAddress(), watcher, this::send));
     ws.textMessageHandler(this::onText);
     ws.binaryMessageHandler(b -> error("binary messages are not supported: send JSON text"));
     ws.closeHandler(v -> close());
@@ -81,6 +96,7 @@ final class WebSocketSession {
     for (String name : consumers.keySet()) {
       watch(name);
     }
+    feeds.values().forEach(PushFeed::renew);
   }
 
   private Future<JsonObject> watch(String name) {
@@ -111,13 +127,18 @@ final class WebSocketSession {
       return;
     }
     try {
-      if (msg.containsKey("subscribe")) {
+      if (msg.getValue("subscribe") instanceof JsonObject kinds) {
+        subscribeByKind(kinds, msg);
+      } else if (msg.getValue("unsubscribe") instanceof JsonObject kinds) {
+        unsubscribeByKind(kinds);
+      } else if (msg.containsKey("subscribe")) {
         List<String> names = names(msg, "subscribe");
         subscribe(names, resumePoints(msg, names), position(msg));
       } else if (msg.containsKey("unsubscribe")) {
         unsubscribe(names(msg, "unsubscribe"));
       } else {
-        error("expected {\"subscribe\": [names]} or {\"unsubscribe\": [names]}");
+        error("expected {\"subscribe\": [mutex names]} or {\"subscribe\": {\"elections\": [names], \"semaphores\":"
+            + " [names], \"rwlocks\": [names], \"mutexes\": [names]}}, or the same with \"unsubscribe\"");
       }
     } catch (ReplyException | IllegalArgumentException e) {
       error(e instanceof ReplyException ? FailureCodes.detailOf((ReplyException) e) : e.getMessage());
@@ -172,10 +193,103 @@ final class WebSocketSession {
     }
   }
 
+  /** Subscriptions of every kind this connection holds: they count together against the limit. */
+  private int subscriptionCount() {
+    return consumers.size() + feeds.values().stream().mapToInt(PushFeed::size).sum();
+  }
+
+  private void tooMany() {
+    error("at most " + options.getMaxWebSocketSubscriptions() + " subscriptions per connection, mutexes, elections,"
+        + " semaphores and read-write locks together (http.maxWebSocketSubscriptions)");
+  }
+
+  /** The names of each kind in a subscribe or unsubscribe object, checked. */
+  private Map<String, List<String>> namesByKind(JsonObject kinds, String field) {
+    if (kinds.isEmpty()) {
+      throw new IllegalArgumentException("field '" + field + "' names no kind: expected some of " + kindList());
+    }
+    Map<String, List<String>> out = new LinkedHashMap<>();
+    for (String kind : kinds.fieldNames()) {
+      PushFeed feed = feeds.get(kind);
+      if (feed == null && !kind.equals("mutexes")) {
+        throw new IllegalArgumentException("field '" + field + "." + kind + "': unknown kind, expected " + kindList());
+      }
+      List<String> names = Requests.requiredStrings(kinds, kind, options.getMaxWebSocketSubscriptions());
+      for (String n : names) {
+        if (feed == null) {
+          MutexService.checkName(n, "mutex name");
+        } else {
+          feed.checkName(n);
+        }
+      }
+      out.put(kind, names);
+    }
+    return out;
+  }
+
+  private String kindList() {
+    return "mutexes, " + String.join(", ", feeds.keySet());
+  }
+
+  private void subscribeByKind(JsonObject kinds, JsonObject msg) {
+    Map<String, List<String>> byKind = namesByKind(kinds, "subscribe");
+    long fresh = 0;
+    for (Map.Entry<String, List<String>> e : byKind.entrySet()) {
+      PushFeed feed = feeds.get(e.getKey());
+      fresh += e.getValue().stream().distinct().filter(n -> feed == null ? !consumers.containsKey(n) : !feed.has(n))
+          .count();
+    }
+    if (subscriptionCount() + fresh > options.getMaxWebSocketSubscriptions()) {
+      tooMany();
+      return;
+    }
+    // The mutexes' resume points checked before anything is subscribed: a bad one refuses the whole message.
+    List<String> mutexes = byKind.getOrDefault("mutexes", List.of());
+    Map<String, FencingToken> resume = resumePoints(msg, mutexes);
+    FencingToken since = position(msg);
+    for (Map.Entry<String, List<String>> e : byKind.entrySet()) {
+      List<String> names = e.getValue();
+      PushFeed feed = feeds.get(e.getKey());
+      if (feed == null) {
+        subscribe(names, resume, since);
+        continue;
+      }
+      List<Future<Void>> ready = new ArrayList<>();
+      for (String name : names) {
+        ready.add(feed.subscribe(name));
+      }
+      Future.all(ready).onComplete(ar -> {
+        if (ar.succeeded()) {
+          send(new JsonObject().put("type", "subscribed").put(feed.kind, new JsonArray(new ArrayList<>(names))));
+        } else {
+          Throwable x = ar.cause();
+          error("subscription to " + feed.kind + " " + names + " failed: " + (x instanceof ReplyException
+              ? FailureCodes.detailOf((ReplyException) x) : x.getMessage()));
+        }
+      });
+    }
+  }
+
+  private void unsubscribeByKind(JsonObject kinds) {
+    for (Map.Entry<String, List<String>> e : namesByKind(kinds, "unsubscribe").entrySet()) {
+      PushFeed feed = feeds.get(e.getKey());
+      if (feed == null) {
+        unsubscribe(e.getValue());
+        continue;
+      }
+      e.getValue().forEach(feed::unsubscribe);
+      send(new JsonObject().put("type", "unsubscribed").put(feed.kind, new JsonArray(new ArrayList<>(e.getValue()))));
+    }
+  }
+
   private void subscribe(List<String> names, Map<String, FencingToken> resume, FencingToken since) {
     long fresh = names.stream().distinct().filter(n -> !consumers.containsKey(n)).count();
-    if (consumers.size() + fresh > options.getMaxWebSocketSubscriptions()) {
-      error("at most " + options.getMaxWebSocketSubscriptions() + " mutexes per connection (http.maxWebSocketSubscriptions)");
+    if (subscriptionCount() + fresh > options.getMaxWebSocketSubscriptions()) {
+      if (feeds.values().stream().allMatch(f -> f.size() == 0)) {
+        error("at most " + options.getMaxWebSocketSubscriptions() + " mutexes per connection (http.maxWebSocketSubscriptions)");
+      } else {
+        tooMany();
+      }
       return;
     }
     List<Future<?>> ready = new ArrayList<>();
@@ -287,5 +401,6 @@ final class WebSocketSession {
     consumers.values().forEach(MessageConsumer::unregister);
     consumers.keySet().forEach(this::unwatch);
     consumers.clear();
+    feeds.values().forEach(PushFeed::close);
   }
 }
