@@ -12,8 +12,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -95,7 +93,7 @@ class ReadWriteLockGrantHintTest extends ReadWriteLockTestSupport {
    * never a writer beside another holder, every grant's token unique, every acquire served.
    */
   @Test
-  void forgedHintsAmongRealOnesKeepWritersAlone() {
+  void forgedHintsAmongRealOnesKeepWritersAlone() throws Exception {
         List<ReadWriteLockService> services = new ArrayList<>();
     for (String id : List.of("a", "b", "c")) {
       FdbReadWriteLockService s = service(quiet().grantNotifier(hints.notifier()));
@@ -108,18 +106,8 @@ class ReadWriteLockGrantHintTest extends ReadWriteLockTestSupport {
     AtomicInteger writers = new AtomicInteger();
     Set<Versionstamp> tokens = ConcurrentHashMap.newKeySet();
     ConcurrentLinkedQueue<String> violations = new ConcurrentLinkedQueue<>();
-    AtomicBoolean forging = new AtomicBoolean(true);
-    Thread forger = new Thread(() -> {
-      ThreadLocalRandom random = ThreadLocalRandom.current();
-      while (forging.get()) {
-        String node = List.of("a", "b", "c").get(random.nextInt(3));
-        services.get(random.nextInt(3)).recheck("busy", node + "/" + random.nextInt(contenders));
-        Thread.onSpinWait();
-      }
-    }, "forger");
-    forger.start();
     List<CompletableFuture<Void>> all = new ArrayList<>();
-    try {
+    try (AutoCloseable forger = hints.forge("busy", contenders)) {
       for (int i = 0; i < contenders; i++) {
         ReadWriteLockService s = services.get(i % 3);
         String owner = List.of("a", "b", "c").get(i % 3) + "/" + i;
@@ -144,8 +132,6 @@ class ReadWriteLockGrantHintTest extends ReadWriteLockTestSupport {
         all.add(chain);
       }
       await(CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)));
-    } finally {
-      forging.set(false);
     }
     assertEquals(List.of(), List.copyOf(violations));
     assertEquals(contenders * rounds, tokens.size(), "every acquire was served once");

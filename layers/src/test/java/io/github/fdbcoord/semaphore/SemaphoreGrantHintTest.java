@@ -12,8 +12,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -105,8 +103,8 @@ class SemaphoreGrantHintTest extends SemaphoreTestSupport {
    * owners on every service: never more than 3 holders, every token unique, every acquire served.
    */
   @Test
-  void forgedHintsAmongRealOnesKeepThePermitCount() {
-        List<SemaphoreService> services = new ArrayList<>();
+  void forgedHintsAmongRealOnesKeepThePermitCount() throws Exception {
+    List<SemaphoreService> services = new ArrayList<>();
     for (String id : List.of("a", "b", "c")) {
       FdbSemaphoreService s = service(quiet().grantNotifier(hints.notifier()));
       hints.node(id, s::recheck);
@@ -118,18 +116,8 @@ class SemaphoreGrantHintTest extends SemaphoreTestSupport {
     AtomicInteger holding = new AtomicInteger();
     Set<FencingToken> tokens = ConcurrentHashMap.newKeySet();
     ConcurrentLinkedQueue<String> violations = new ConcurrentLinkedQueue<>();
-    AtomicBoolean forging = new AtomicBoolean(true);
-    Thread forger = new Thread(() -> {
-      ThreadLocalRandom random = ThreadLocalRandom.current();
-      while (forging.get()) {
-        String node = List.of("a", "b", "c").get(random.nextInt(3));
-        services.get(random.nextInt(3)).recheck("busy", node + "/" + random.nextInt(contenders));
-        Thread.onSpinWait();
-      }
-    }, "forger");
-    forger.start();
     List<CompletableFuture<Void>> all = new ArrayList<>();
-    try {
+    try (AutoCloseable forger = hints.forge("busy", contenders)) {
       for (int i = 0; i < contenders; i++) {
         SemaphoreService s = services.get(i % 3);
         String owner = List.of("a", "b", "c").get(i % 3) + "/" + i;
@@ -149,8 +137,6 @@ class SemaphoreGrantHintTest extends SemaphoreTestSupport {
         all.add(chain);
       }
       await(CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)));
-    } finally {
-      forging.set(false);
     }
     assertEquals(List.of(), List.copyOf(violations));
     assertEquals(contenders * rounds, tokens.size(), "every acquire was served once");

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiPredicate;
 
@@ -26,6 +27,28 @@ public final class GrantHintRouter {
   /** Node {@code id}'s recheck ({@code service::recheck}). */
   public void node(String id, BiPredicate<String, String> recheck) {
     nodes.put(id, recheck);
+  }
+
+  /**
+   * Starts a thread that hints random owners {@code node/0 .. node/(owners-1)} of lock {@code name} to random nodes
+   * (a recheck each, granting nothing) until the returned handle is closed.
+   */
+  public AutoCloseable forge(String name, int owners) {
+    AtomicBoolean forging = new AtomicBoolean(true);
+    List<String> ids = List.copyOf(nodes.keySet());
+    Thread forger = new Thread(() -> {
+      ThreadLocalRandom random = ThreadLocalRandom.current();
+      while (forging.get()) {
+        String owner = ids.get(random.nextInt(ids.size())) + "/" + random.nextInt(owners);
+        nodes.get(ids.get(random.nextInt(ids.size()))).test(name, owner);
+        Thread.onSpinWait();
+      }
+    }, "forger");
+    forger.start();
+    return () -> {
+      forging.set(false);
+      forger.join();
+    };
   }
 
   /** The notifier to open every node's service with. */
