@@ -113,6 +113,20 @@ public interface MutexService extends AutoCloseable {
   int MAX_NAMES_PER_CALL = 100;
 
   /**
+   * Waits as {@link #acquireAll} does (every queue joined in one transaction, all or none, the same timeout for the
+   * whole set, every queue left and every grant released when the set cannot be had), but hands the grants over
+   * without heartbeating them: for a holder that heartbeats each grant itself, such as a requester on another node
+   * that acquires through the event bus. While some grants are awaited, those already made are heartbeated by the
+   * wait; once all are held, the holder has a lease (less at most one {@link MutexOptions#heartbeatInterval()}) to
+   * send its first heartbeat of each. The wait ends when {@link MultiMutexWait#cancel()} is called; dropping it keeps
+   * the owner queued (and its early grants held) until the time runs out.
+   *
+   * @param names as for {@link #acquireAll}
+   * @param timeout for the whole set; {@code Duration.ZERO} tries once; null waits without limit
+   */
+  MultiMutexWait awaitAllGrants(Collection<String> names, String owner, Duration timeout);
+
+  /**
    * Waits as {@link #acquire(String, String, Duration)} does (the same queue entry kept alive, the
    * same timeout, cancellation and one-transaction leave), but hands the grant over without
    * heartbeating it: for a holder that heartbeats its grant itself, such as a requester on another
