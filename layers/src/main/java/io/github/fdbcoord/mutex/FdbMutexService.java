@@ -18,7 +18,9 @@ import io.github.fdbcoord.mutex.MutexSchema.Waiter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -233,6 +235,22 @@ final class FdbMutexService implements MutexService {
   /** See {@link OwnerRelease#releaseIn}. */
   CompletableFuture<AfterCommit<LockEvent>> releaseIn(Transaction tr, String name, String owner, FencingToken token) {
     return ownerRelease.releaseIn(tr, name, owner, token);
+  }
+
+  @Override
+  public CompletableFuture<List<LockEvent>> releaseAll(Map<String, FencingToken> tokens, String owner) {
+    checkName(owner, "owner");
+    if (tokens == null || tokens.isEmpty() || tokens.size() > MAX_NAMES_PER_CALL) {
+      throw new IllegalArgumentException("releaseAll takes 1 to " + MAX_NAMES_PER_CALL + " grants, got "
+          + (tokens == null ? null : tokens.size()));
+    }
+    tokens.forEach((name, token) -> {
+      checkName(name, "mutex name");
+      if (token == null) {
+        throw new IllegalArgumentException("the grant of mutex '" + name + "' needs its fencing token, got null");
+      }
+    });
+    return MultiGrant.releaseAll(this, owner, new LinkedHashMap<>(tokens));
   }
 
   @Override

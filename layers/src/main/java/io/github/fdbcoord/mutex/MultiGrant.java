@@ -1,6 +1,7 @@
 package io.github.fdbcoord.mutex;
 
 import com.apple.foundationdb.Transaction;
+import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.api.LockEvent;
 import io.github.fdbcoord.fdb.FdbErrors;
 import java.util.ArrayList;
@@ -44,11 +45,15 @@ final class MultiGrant implements MultiMutexHandle {
   public CompletableFuture<List<LockEvent>> release() {
     released.set(true);
     handles.values().forEach(h -> ((HeartbeatingHandle) h).markReleased());
+    return releaseAll(service, owner, tokens());
+  }
+
+  /** Releases the grants {@code tokens} (by mutex name) of {@code owner} in one transaction: see {@link MutexService#releaseAll}. */
+  static CompletableFuture<List<LockEvent>> releaseAll(FdbMutexService service, String owner,
+      Map<String, FencingToken> tokens) {
     return service.transact(tr -> {
       List<CompletableFuture<AfterCommit<LockEvent>>> each = new ArrayList<>();
-      for (MutexHandle h : handles.values()) {
-        each.add(service.releaseIn(tr, h.name(), owner, h.token()));
-      }
+      tokens.forEach((name, token) -> each.add(service.releaseIn(tr, name, owner, token)));
       return CompletableFuture.allOf(each.toArray(new CompletableFuture<?>[0]))
           .thenApply(v -> AfterCommit.all(each.stream().map(CompletableFuture::join).toList(), tr.getVersionstamp()));
     });

@@ -14,6 +14,7 @@ import com.apple.foundationdb.tuple.Versionstamp;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -155,6 +156,14 @@ public interface MutexService extends AutoCloseable {
    * retried commit finds this grant already released by an earlier attempt, it completes with that release.
    */
   CompletableFuture<LockEvent> release(String name, String owner, FencingToken token);
+
+  /**
+   * Releases the grants {@code tokens} (fencing token by mutex name, 1 to {@value #MAX_NAMES_PER_CALL}) of
+   * {@code owner} in one transaction, each mutex handed to its next waiter or freed, as {@link MultiMutexHandle#release}
+   * does for {@link #acquireAll}: for the holder of an {@link #awaitAllGrants}. Completes with the transitions. Fails,
+   * releasing nothing, as {@link #release(String, String, FencingToken)} when any of the grants has ended.
+   */
+  CompletableFuture<List<LockEvent>> releaseAll(Map<String, FencingToken> tokens, String owner);
 
   /**
    * Ends the grant {@code token} of {@code owner} and makes {@code successor}, which must wait in the mutex's queue,

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.github.fdbcoord.api.FencingToken;
+import io.github.fdbcoord.api.LockEvent;
 import io.github.fdbcoord.api.MutexOwner;
 import java.time.Duration;
 import java.util.List;
@@ -106,6 +107,27 @@ class MultiMutexWaitTest extends MutexTestSupport {
     eventually("x left b's queue", Duration.ofSeconds(30), () -> await(s.state("b")).queue().isEmpty());
     assertEquals("holder", await(s.state("b")).owner().orElseThrow().owner());
     await(b.release());
+  }
+
+  @Test
+  void releaseAllReleasesTheHandedOverGrantsInOneTransactionOrNone() {
+    FdbMutexService s = service(quiet());
+    Map<String, FencingToken> tokens = await(s.awaitAllGrants(List.of("a", "b", "c"), "x", null).granted());
+    // One token is not the grant's (an older grant's, say): the release of the set refuses and releases nothing.
+    Map<String, FencingToken> stale = new java.util.LinkedHashMap<>(tokens);
+    stale.put("b", FencingToken.parse("00000000000000010000"));
+    MutexException refused = failure(MutexException.class, s.releaseAll(stale, "x"));
+    assertEquals(MutexException.Kind.NOT_OWNER, refused.kind(), refused.getMessage());
+    for (String name : List.of("a", "b", "c")) {
+      assertEquals(tokens.get(name), await(s.state(name)).owner().orElseThrow().token(), name + " still held");
+    }
+    List<LockEvent> released = await(s.releaseAll(tokens, "x"));
+    assertEquals(3, released.size());
+    assertEquals(1, released.stream().map(LockEvent::sequence).distinct().count(), "one commit: " + released);
+    for (String name : List.of("a", "b", "c")) {
+      assertTrue(await(s.state(name)).owner().isEmpty(), name);
+    }
+    assertThrows(IllegalArgumentException.class, () -> s.releaseAll(Map.of(), "x"));
   }
 
   @Test
