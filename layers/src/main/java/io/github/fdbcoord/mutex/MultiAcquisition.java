@@ -35,6 +35,8 @@ final class MultiAcquisition implements MultiMutexWait {
   private final boolean handOver;
   /** Decides the outcome: whoever completes it first (every grant, a failure, a cancellation). */
   private final CompletableFuture<Map<String, MutexHandle>> held = new CompletableFuture<>();
+  /** {@link #held}, failing only once everything was given back: a caller told of a failure finds nothing left. */
+  private final CompletableFuture<Map<String, MutexHandle>> outcome;
   private final CompletableFuture<Map<String, FencingToken>> granted;
   /** Completes once the wait has finished: every grant held, or every queue left and every grant given back. */
   private final CompletableFuture<Void> settled = new CompletableFuture<>();
@@ -50,7 +52,8 @@ final class MultiAcquisition implements MultiMutexWait {
     this.owner = owner;
     this.timeout = timeout;
     this.handOver = handOver;
-    this.granted = held.thenApply(handles -> {
+    this.outcome = held.exceptionallyCompose(e -> settled.thenCompose(v -> CompletableFuture.failedFuture(e)));
+    this.granted = outcome.thenApply(handles -> {
       Map<String, FencingToken> tokens = new LinkedHashMap<>();
       handles.forEach((name, h) -> tokens.put(name, h.token()));
       return Collections.unmodifiableMap(tokens);
@@ -181,9 +184,12 @@ final class MultiAcquisition implements MultiMutexWait {
     CompletableFuture.allOf(each.toArray(new CompletableFuture<?>[0])).whenComplete((v, e) -> settled.complete(null));
   }
 
-  /** Every grant, as heartbeating handles (stopped already when handed over), once all are held. */
+  /**
+   * Every grant, as heartbeating handles (stopped already when handed over), once all are held; a failure comes
+   * once every queue was left and every grant made released.
+   */
   CompletableFuture<Map<String, MutexHandle>> held() {
-    return held;
+    return outcome;
   }
 
   @Override

@@ -22,8 +22,8 @@ public interface MultiMutexWait {
   /**
    * Completes with every grant's token, by mutex name in {@link #names()}' order, once the owner holds them all.
    * Fails as {@link MutexWait#granted()} does (timed out, closed, cancelled, a storage error), and also when a grant
-   * already made was found ended by someone else before the others came; by then every queue is left and every
-   * grant made is released.
+   * already made was found ended by someone else before the others came. It fails only once every queue is left
+   * and every grant made is released.
    */
   CompletableFuture<Map<String, FencingToken>> granted();
 
