@@ -2,6 +2,8 @@ package io.github.fdbcoord.service;
 
 import io.github.fdbcoord.api.MutexState;
 import io.github.fdbcoord.api.QueueEntry;
+import io.github.fdbcoord.client.ClientLock;
+import io.github.fdbcoord.client.LockOptions;
 import io.github.fdbcoord.client.wire.MutexWire;
 import io.github.fdbcoord.mutex.MutexService;
 import io.github.fdbcoord.service.eventbus.FailureCodes;
@@ -341,5 +343,45 @@ class MultiLockServiceTest {
     eventually("'gone' left d3's queue and gave d1 and d2 back", Duration.ofSeconds(20),
         () -> owner("d1") == null && owner("d2") == null && queue("d3").isEmpty());
     assertEquals("holder", owner("d3"));
+  }
+
+  /**
+   * The last grant and the client's disconnect race: whoever wins, the disconnected client does not keep the mutexes
+   * (a grant written after the close is released whole, with releaseAll) and the next waiter gets them all. At worst,
+   * when the grant was written before the close arrived, the client holds them until its lease (5 s here) runs out,
+   * as any holder that stops heartbeating, still within the next waiter's wait.
+   */
+  @Test
+  void grantsRacingTheDisconnectAreGivenBack() throws Exception {
+    f.close();
+    JsonObject config = ServiceFixture.baseConfig();
+    config.getJsonObject("mutex").put("leaseMs", 5_000);
+    f = ServiceFixture.start(vertx, config, null);
+    for (int round = 0; round < 6; round++) {
+      String a = "race-a-" + round;
+      String c = "race-c-" + round;
+      // A lock that renews itself: the holder stays whatever the machine's load.
+      ClientLock holder = await(f.client.lock(c, new LockOptions().setOwner("holder")));
+      NetSocket socket = await(net.connect(f.service.httpPort(), "127.0.0.1"));
+      String body = new JsonObject().put("names", new JsonArray().add(a).add(c)).put("owner", "gone")
+          .put("timeoutMs", 15_000).encode();
+      await(socket.write("POST /mutexes/acquire-all HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+          + "Content-Type: application/json\r\nContent-Length: " + body.length() + "\r\n\r\n" + body));
+      eventually("'gone' holds a and waits for c", Duration.ofSeconds(20),
+          () -> "gone".equals(owner(a)) && queue(c).equals(List.of("gone")));
+      Future<HttpResponse<Buffer>> live = f.web().post("/mutexes/acquire-all").sendJsonObject(new JsonObject()
+          .put("names", new JsonArray().add(c).add(a)).put("owner", "live").put("timeoutMs", 20_000));
+      eventually("'live' waits on both", Duration.ofSeconds(20),
+          () -> queue(a).equals(List.of("live")) && queue(c).equals(List.of("gone", "live")));
+      Future<Void> release = holder.release();
+      socket.close();
+      await(release);
+      HttpResponse<Buffer> granted = await(live);
+      assertEquals(200, granted.statusCode(), granted.bodyAsString());
+      assertEquals("live", owner(a));
+      assertEquals("live", owner(c));
+      f.request(mutex, MutexWire.RELEASE_ALL, new JsonObject().put("owner", "live")
+          .put("grants", granted.bodyAsJsonObject().getJsonArray("grants")));
+    }
   }
 }
