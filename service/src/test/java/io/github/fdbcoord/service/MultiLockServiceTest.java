@@ -17,8 +17,10 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetSocket;
 import io.vertx.ext.web.client.HttpResponse;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -52,27 +54,47 @@ import static org.junit.jupiter.api.Assertions.fail;
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class MultiLockServiceTest {
-  private Vertx vertx;
+  // One service for the class (a start takes long on a loaded machine); each test's mutexes have names of its own.
+  private static Vertx vertx;
+  private static ServiceFixture shared;
+  private static NetClient net;
   private ServiceFixture f;
-  private NetClient net;
   private String mutex;
+  /** This test's prefix of mutex names. */
+  private String prefix;
 
-  @BeforeEach
-  void start() {
+  @BeforeAll
+  static void startService() {
     vertx = Vertx.vertx();
     net = vertx.createNetClient();
     // A lease far longer than a loaded machine's pauses: a holder here heartbeats only in the round trip test.
     JsonObject config = ServiceFixture.baseConfig();
     config.getJsonObject("mutex").put("leaseMs", 30_000);
-    f = ServiceFixture.start(vertx, config, null);
-    mutex = f.client.mutexAddress();
+    shared = ServiceFixture.start(vertx, config, null);
   }
 
-  @AfterEach
-  void stop() {
-    f.close();
-    await(net.close());
-    await(vertx.close());
+  @AfterAll
+  static void stopService() {
+    try {
+      if (shared != null) {
+        shared.close();
+      }
+    } finally {
+      await(net.close());
+      await(vertx.close());
+    }
+  }
+
+  @BeforeEach
+  void useSharedService(TestInfo test) {
+    f = shared;
+    mutex = f.client.mutexAddress();
+    prefix = test.getTestMethod().orElseThrow().getName() + "/";
+  }
+
+  /** The mutex {@code name} of this test. */
+  private String n(String name) {
+    return prefix + name;
   }
 
   private Future<JsonObject> acquireAll(List<String> names, String owner, long timeoutMs) {
@@ -112,14 +134,16 @@ class MultiLockServiceTest {
 
   @Test
   void acquiresEveryMutexHeartbeatsThemByNameAndReleasesThemTogether() {
-    JsonObject grant = await(acquireAll(List.of("c", "a", "b", "a"), "x", 5_000));
+    int heldBefore = f.service.heldMutexCount();
+    JsonObject grant = await(acquireAll(List.of(n("c"), n("a"), n("b"), n("a")), "x", 5_000));
+    assertEquals(heldBefore + 3, f.service.heldMutexCount(), "the node remembers the grants, to release them at stop");
     assertEquals("x", grant.getString("owner"));
     assertTrue(grant.getBoolean("held"));
     assertEquals(30_000, grant.getLong("leaseMs"));
     Map<String, String> tokens = tokens(grant);
-    assertEquals(List.of("a", "b", "c"), grant.getJsonArray("grants").stream()
+    assertEquals(List.of(n("a"), n("b"), n("c")), grant.getJsonArray("grants").stream()
         .map(g -> ((JsonObject) g).getString("name")).toList(), "each name once, in the order queued");
-    for (String name : List.of("a", "b", "c")) {
+    for (String name : List.of(n("a"), n("b"), n("c"))) {
       assertEquals(tokens.get(name), state(name).owner().orElseThrow().token().toString());
       JsonObject beat = f.request(mutex, MutexWire.HEARTBEAT, new JsonObject().put("name", name).put("owner", "x")
           .put("token", tokens.get(name)));
@@ -131,10 +155,10 @@ class MultiLockServiceTest {
     assertEquals(3, events.size());
     assertEquals(1, events.stream().map(e -> ((JsonObject) e).getString("sequence")).distinct().count(),
         "released in one transaction: " + events);
-    for (String name : List.of("a", "b", "c")) {
+    for (String name : List.of(n("a"), n("b"), n("c"))) {
       assertNull(owner(name), name);
     }
-    assertEquals(0, f.service.heldMutexCount(), "the node forgot the released grants");
+    assertEquals(heldBefore, f.service.heldMutexCount(), "the node forgot the released grants");
   }
 
   /**
@@ -143,7 +167,7 @@ class MultiLockServiceTest {
    */
   @Test
   void overlappingSetsInAnyOrderAreServedWithoutDeadlockOrOverlap() throws Exception {
-    List<String> mutexes = List.of("m0", "m1", "m2", "m3", "m4", "m5", "m6", "m7");
+    List<String> mutexes = List.of(n("m0"), n("m1"), n("m2"), n("m3"), n("m4"), n("m5"), n("m6"), n("m7"));
     Map<String, String> holders = new ConcurrentHashMap<>();
     Map<String, String> lastToken = new ConcurrentHashMap<>();
     Map<String, Integer> grantsPerMutex = new ConcurrentHashMap<>();
@@ -213,74 +237,74 @@ class MultiLockServiceTest {
 
   @Test
   void aTimeoutIs409TimedOutAndLeavesNothingQueuedOrHeld() {
-    assertTrue(await(f.client.tryAcquire("b", "holder")).held());
-    ReplyException e = assertInstanceOf(ReplyException.class, failureOf(acquireAll(List.of("a", "b", "c"), "x", 300)));
+    assertTrue(await(f.client.tryAcquire(n("b"), "holder")).held());
+    ReplyException e = assertInstanceOf(ReplyException.class, failureOf(acquireAll(List.of(n("a"), n("b"), n("c")), "x", 300)));
     assertEquals(FailureCodes.CONFLICT, e.failureCode());
     assertTrue(e.getMessage().startsWith("timed_out: "), e.getMessage());
-    for (String name : List.of("a", "c")) {
+    for (String name : List.of(n("a"), n("c"))) {
       MutexState s = state(name);
       assertTrue(s.owner().isEmpty() && s.queue().isEmpty(), name + ": " + s);
     }
-    assertEquals("holder", owner("b"));
-    assertEquals(List.of(), queue("b"));
+    assertEquals("holder", owner(n("b")));
+    assertEquals(List.of(), queue(n("b")));
   }
 
   @Test
   void aRequesterWhoseNodeIsGoneLeavesEveryQueueAndGivesBackItsEarlyGrants() throws Exception {
-    assertTrue(await(f.client.tryAcquire("c", "holder")).held());
+    assertTrue(await(f.client.tryAcquire(n("c"), "holder")).held());
     MessageConsumer<JsonObject> liveness = vertx.eventBus().consumer("test.liveness.multi", m -> m.reply(new JsonObject()));
     await(liveness.completion());
     Future<JsonObject> gone = f.client.request(mutex, MutexWire.ACQUIRE_ALL, new JsonObject()
-        .put("names", new JsonArray().add("a").add("b").add("c")).put("owner", "gone").put("timeoutMs", 20_000)
+        .put("names", new JsonArray().add(n("a")).add(n("b")).add(n("c"))).put("owner", "gone").put("timeoutMs", 20_000)
         .put("liveness", "test.liveness.multi"), 30_000);
     eventually("'gone' holds a and b and waits for c", Duration.ofSeconds(20),
-        () -> "gone".equals(owner("a")) && "gone".equals(owner("b")) && queue("c").equals(List.of("gone")));
+        () -> "gone".equals(owner(n("a"))) && "gone".equals(owner(n("b"))) && queue(n("c")).equals(List.of("gone")));
 
     await(liveness.unregister());
     ReplyException abandoned = assertInstanceOf(ReplyException.class, failureOf(gone));
     assertEquals(FailureCodes.CONFLICT, abandoned.failureCode());
     assertTrue(abandoned.getMessage().startsWith("abandoned: "), abandoned.getMessage());
     eventually("'gone' left c's queue and gave a and b back", Duration.ofSeconds(20),
-        () -> owner("a") == null && owner("b") == null && queue("c").isEmpty());
-    assertEquals("holder", owner("c"));
+        () -> owner(n("a")) == null && owner(n("b")) == null && queue(n("c")).isEmpty());
+    assertEquals("holder", owner(n("c")));
   }
 
   @Test
   void abandonNamingAnyOfItsMutexesEndsTheWait() throws Exception {
-    assertTrue(await(f.client.tryAcquire("b", "holder")).held());
-    Future<JsonObject> waiting = acquireAll(List.of("a", "b"), "x", 20_000);
-    eventually("x queued on b", Duration.ofSeconds(20), () -> queue("b").equals(List.of("x")));
-    JsonObject reply = f.request(mutex, MutexWire.ABANDON, new JsonObject().put("name", "b").put("owner", "x"));
+    assertTrue(await(f.client.tryAcquire(n("b"), "holder")).held());
+    Future<JsonObject> waiting = acquireAll(List.of(n("a"), n("b")), "x", 20_000);
+    eventually("x queued on b", Duration.ofSeconds(20), () -> queue(n("b")).equals(List.of("x")));
+    JsonObject reply = f.request(mutex, MutexWire.ABANDON, new JsonObject().put("name", n("b")).put("owner", "x"));
     assertEquals(1, reply.getInteger("abandoned"));
     ReplyException e = assertInstanceOf(ReplyException.class, failureOf(waiting));
     assertTrue(e.getMessage().startsWith("abandoned: "), e.getMessage());
     // Answered once the wait has left its queues and given its grants back.
-    assertNull(owner("a"));
-    assertEquals(List.of(), queue("b"));
+    assertNull(owner(n("a")));
+    assertEquals(List.of(), queue(n("b")));
   }
 
   @Test
   void badInputIs400NamingTheField() {
     List<String> tooMany = new ArrayList<>();
     for (int i = 0; i <= MutexService.MAX_NAMES_PER_CALL; i++) {
-      tooMany.add("m" + i);
+      tooMany.add(n("m") + i);
     }
     Map<JsonObject, String> cases = Map.of(
         new JsonObject().put("owner", "x"), "'names' is missing",
         new JsonObject().put("names", new JsonArray()).put("owner", "x"), "'names' is empty",
-        new JsonObject().put("names", "a").put("owner", "x"), "'names' must be an array",
-        new JsonObject().put("names", new JsonArray().add("a").add(7)).put("owner", "x"), "'names' item 1 must be a string",
-        new JsonObject().put("names", new JsonArray().add("a").add("")).put("owner", "x"), "'names' item 1 must not be empty",
+        new JsonObject().put("names", n("a")).put("owner", "x"), "'names' must be an array",
+        new JsonObject().put("names", new JsonArray().add(n("a")).add(7)).put("owner", "x"), "'names' item 1 must be a string",
+        new JsonObject().put("names", new JsonArray().add(n("a")).add("")).put("owner", "x"), "'names' item 1 must not be empty",
         new JsonObject().put("names", new JsonArray(tooMany)).put("owner", "x"), "'names' has 101 distinct mutexes",
-        new JsonObject().put("names", new JsonArray().add("a")), "'owner' is missing",
-        new JsonObject().put("names", new JsonArray().add("a")).put("owner", "x").put("timeoutMs", -1), "'timeoutMs'");
+        new JsonObject().put("names", new JsonArray().add(n("a"))), "'owner' is missing",
+        new JsonObject().put("names", new JsonArray().add(n("a"))).put("owner", "x").put("timeoutMs", -1), "'timeoutMs'");
     cases.forEach((body, says) -> {
       ReplyException e = f.failure(mutex, MutexWire.ACQUIRE_ALL, body, FailureCodes.BAD_REQUEST, "bad_request");
       assertTrue(e.getMessage().contains(says), body + ": " + e.getMessage());
     });
     // Duplicates count once: 101 items naming 100 mutexes are one set of 100.
     List<String> hundred = new ArrayList<>(tooMany.subList(0, 100));
-    hundred.add("m0");
+    hundred.add(n("m0"));
     JsonObject grant = await(acquireAll(hundred, "x", 5_000));
     assertEquals(100, grant.getJsonArray("grants").size());
     f.request(mutex, MutexWire.RELEASE_ALL, new JsonObject().put("owner", "x").put("grants", grant.getJsonArray("grants")));
@@ -288,10 +312,10 @@ class MultiLockServiceTest {
     Map<JsonObject, String> releases = Map.of(
         new JsonObject().put("owner", "x"), "'grants' is missing",
         new JsonObject().put("owner", "x").put("grants", new JsonArray()), "'grants' is empty",
-        new JsonObject().put("owner", "x").put("grants", new JsonArray().add("a")), "'grants' item 0 must be an object",
-        new JsonObject().put("owner", "x").put("grants", new JsonArray().add(new JsonObject().put("name", "a"))),
+        new JsonObject().put("owner", "x").put("grants", new JsonArray().add(n("a"))), "'grants' item 0 must be an object",
+        new JsonObject().put("owner", "x").put("grants", new JsonArray().add(new JsonObject().put("name", n("a")))),
         "'token' is missing",
-        new JsonObject().put("owner", "x").put("grants", new JsonArray().add(new JsonObject().put("name", "a")
+        new JsonObject().put("owner", "x").put("grants", new JsonArray().add(new JsonObject().put("name", n("a"))
             .put("token", "zz"))), "'token'");
     releases.forEach((body, says) -> {
       ReplyException e = f.failure(mutex, MutexWire.RELEASE_ALL, body, FailureCodes.BAD_REQUEST, "bad_request");
@@ -302,17 +326,17 @@ class MultiLockServiceTest {
   @Test
   void theHttpRoutesAcquireAndReleaseAllOrNone() {
     HttpResponse<Buffer> r = await(f.web().post("/mutexes/acquire-all").sendJsonObject(new JsonObject()
-        .put("names", new JsonArray().add("h2").add("h1")).put("owner", "web").put("timeoutMs", 5_000)));
+        .put("names", new JsonArray().add(n("h2")).add(n("h1"))).put("owner", "web").put("timeoutMs", 5_000)));
     assertEquals(200, r.statusCode(), r.bodyAsString());
     JsonObject grant = r.bodyAsJsonObject();
-    assertEquals("web", owner("h1"));
-    assertEquals("web", owner("h2"));
+    assertEquals("web", owner(n("h1")));
+    assertEquals("web", owner(n("h2")));
     HttpResponse<Buffer> released = await(f.web().post("/mutexes/release-all").sendJsonObject(new JsonObject()
         .put("owner", "web").put("grants", grant.getJsonArray("grants"))));
     assertEquals(200, released.statusCode(), released.bodyAsString());
     assertEquals(2, released.bodyAsJsonObject().getJsonArray("events").size());
-    assertNull(owner("h1"));
-    assertNull(owner("h2"));
+    assertNull(owner(n("h1")));
+    assertNull(owner(n("h2")));
 
     HttpResponse<Buffer> bad = await(f.web().post("/mutexes/acquire-all").sendJsonObject(new JsonObject()
         .put("names", new JsonArray().add(1)).put("owner", "web")));
@@ -320,29 +344,29 @@ class MultiLockServiceTest {
     assertEquals("bad_request", bad.bodyAsJsonObject().getString("error"));
     assertTrue(bad.bodyAsJsonObject().getString("message").contains("'names' item 0"), bad.bodyAsString());
 
-    assertTrue(await(f.client.tryAcquire("h2", "holder")).held());
+    assertTrue(await(f.client.tryAcquire(n("h2"), "holder")).held());
     HttpResponse<Buffer> timedOut = await(f.web().post("/mutexes/acquire-all").sendJsonObject(new JsonObject()
-        .put("names", new JsonArray().add("h1").add("h2")).put("owner", "web").put("timeoutMs", 200)));
+        .put("names", new JsonArray().add(n("h1")).add(n("h2"))).put("owner", "web").put("timeoutMs", 200)));
     assertEquals(409, timedOut.statusCode());
     assertEquals("timed_out", timedOut.bodyAsJsonObject().getString("error"));
-    assertNull(owner("h1"));
-    assertEquals(List.of(), queue("h2"));
+    assertNull(owner(n("h1")));
+    assertEquals(List.of(), queue(n("h2")));
   }
 
   @Test
   void anHttpClientThatDisconnectsLeavesEveryQueueAndGivesBackItsEarlyGrants() throws Exception {
-    assertTrue(await(f.client.tryAcquire("d3", "holder")).held());
+    assertTrue(await(f.client.tryAcquire(n("d3"), "holder")).held());
     NetSocket socket = await(net.connect(f.service.httpPort(), "127.0.0.1"));
-    String body = new JsonObject().put("names", new JsonArray().add("d3").add("d1").add("d2")).put("owner", "gone")
+    String body = new JsonObject().put("names", new JsonArray().add(n("d3")).add(n("d1")).add(n("d2"))).put("owner", "gone")
         .put("timeoutMs", 20_000).encode();
     await(socket.write("POST /mutexes/acquire-all HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         + "Content-Type: application/json\r\nContent-Length: " + body.length() + "\r\n\r\n" + body));
     eventually("'gone' holds d1 and d2 and waits for d3", Duration.ofSeconds(20),
-        () -> "gone".equals(owner("d1")) && "gone".equals(owner("d2")) && queue("d3").equals(List.of("gone")));
+        () -> "gone".equals(owner(n("d1"))) && "gone".equals(owner(n("d2"))) && queue(n("d3")).equals(List.of("gone")));
     await(socket.close());
     eventually("'gone' left d3's queue and gave d1 and d2 back", Duration.ofSeconds(20),
-        () -> owner("d1") == null && owner("d2") == null && queue("d3").isEmpty());
-    assertEquals("holder", owner("d3"));
+        () -> owner(n("d1")) == null && owner(n("d2")) == null && queue(n("d3")).isEmpty());
+    assertEquals("holder", owner(n("d3")));
   }
 
   /**
@@ -353,10 +377,24 @@ class MultiLockServiceTest {
    */
   @Test
   void grantsRacingTheDisconnectAreGivenBack() throws Exception {
-    f.close();
+    // A service of its own, with a short lease, on a Vert.x of its own (its addresses are the shared service's).
+    Vertx own = Vertx.vertx();
     JsonObject config = ServiceFixture.baseConfig();
     config.getJsonObject("mutex").put("leaseMs", 5_000);
-    f = ServiceFixture.start(vertx, config, null);
+    f = ServiceFixture.start(own, config, null);
+    mutex = f.client.mutexAddress();
+    try {
+      raceTheDisconnect();
+    } finally {
+      try {
+        f.close();
+      } finally {
+        await(own.close());
+      }
+    }
+  }
+
+  private void raceTheDisconnect() throws Exception {
     for (int round = 0; round < 6; round++) {
       String a = "race-a-" + round;
       String c = "race-c-" + round;
