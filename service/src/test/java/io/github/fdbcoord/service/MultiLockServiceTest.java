@@ -5,6 +5,9 @@ import io.github.fdbcoord.api.QueueEntry;
 import io.github.fdbcoord.client.ClientLock;
 import io.github.fdbcoord.client.LockOptions;
 import io.github.fdbcoord.client.wire.MutexWire;
+import com.apple.foundationdb.directory.DirectoryLayer;
+import io.github.fdbcoord.embedded.EmbeddedDatabase;
+import io.github.fdbcoord.mutex.MutexOptions;
 import io.github.fdbcoord.mutex.MutexService;
 import io.github.fdbcoord.service.eventbus.FailureCodes;
 import io.vertx.core.Future;
@@ -420,6 +423,51 @@ class MultiLockServiceTest {
       assertEquals("live", owner(c));
       f.request(mutex, MutexWire.RELEASE_ALL, new JsonObject().put("owner", "live")
           .put("grants", granted.bodyAsJsonObject().getJsonArray("grants")));
+    }
+  }
+
+  /**
+   * A stopping node answers a waiting acquireAll 503 closed once its owner left every queue and gave back its early
+   * grants, and releases the grants of the acquireAll calls it served (as it does an acquire's).
+   */
+  @Test
+  void aStoppingNodeEndsWaitingSetsAndReleasesTheSetsItGranted() throws Exception {
+    Vertx own = Vertx.vertx();
+    EmbeddedDatabase db = EmbeddedDatabase.inMemory();
+    try {
+      f = ServiceFixture.start(own, ServiceFixture.baseConfig(), db);
+      mutex = f.client.mutexAddress();
+      List<String> path = new ArrayList<>(f.root);
+      path.add("mutex");
+      try (MutexService probe = MutexService.create(db, DirectoryLayer.getDefault().open(db, path).join(),
+          MutexOptions.builder().reaperEnabled(false).build())) {
+        // Held outside the service: the stop does not release it.
+        probe.acquire("d", "outsider").get(20, TimeUnit.SECONDS);
+        await(acquireAll(List.of("a", "b"), "x", 5_000));
+        Future<JsonObject> waiting = acquireAll(List.of("c", "d"), "y", 20_000);
+        eventually("y holds c and waits for d", Duration.ofSeconds(20), () -> {
+          MutexState c = probe.state("c").join();
+          return c.owner().map(o -> o.owner().equals("y")).orElse(false)
+              && probe.state("d").join().queue().size() == 1;
+        });
+        await(own.undeploy(f.deploymentId));
+        ReplyException closed = assertInstanceOf(ReplyException.class, failureOf(waiting));
+        assertEquals(FailureCodes.UNAVAILABLE, closed.failureCode());
+        assertTrue(closed.getMessage().startsWith("closed: "), closed.getMessage());
+        for (String name : List.of("a", "b", "c")) {
+          assertTrue(probe.state(name).join().owner().isEmpty(), name + " released: " + probe.state(name).join());
+        }
+        MutexState d = probe.state("d").join();
+        assertEquals("outsider", d.owner().orElseThrow().owner());
+        assertTrue(d.queue().isEmpty(), d.toString());
+      }
+    } finally {
+      f = shared;
+      try {
+        await(own.close());
+      } finally {
+        db.close();
+      }
     }
   }
 }
