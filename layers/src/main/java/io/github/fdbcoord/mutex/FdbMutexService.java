@@ -18,10 +18,11 @@ import io.github.fdbcoord.mutex.MutexSchema.Waiter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -193,38 +194,19 @@ final class FdbMutexService implements MutexService {
 
   @Override
   public CompletableFuture<MultiMutexHandle> acquireAll(Collection<String> names, String owner, Duration timeout) {
-    checkName(owner, "owner");
-    if (names == null || names.isEmpty()) {
-      throw new IllegalArgumentException("acquireAll needs at least one mutex name, got " + names);
-    }
-    if (timeout != null && timeout.isNegative()) {
-      throw new IllegalArgumentException("timeout must not be negative, got " + timeout);
-    }
-    // The names' order is the queues' order only because every entry is made in one commit; sorted, a retry after
-    // commit_unknown_result finds the same entries in the same order.
-    List<String> ordered = List.copyOf(new TreeSet<>(names.stream().map(n -> checkName(n, "mutex name")).toList()));
-    if (ordered.size() > MAX_NAMES_PER_CALL) {
-      throw new IllegalArgumentException("acquireAll takes at most " + MAX_NAMES_PER_CALL + " mutexes, got "
-          + ordered.size());
-    }
-    ordered.forEach(this::checkOpen);
-    long deadline = timeout == null ? 0 : System.nanoTime() + timeout.toNanos();
-    CompletableFuture<Void> queued = transact(tr -> {
-      List<CompletableFuture<AfterCommit<AcquireResult>>> each = new ArrayList<>();
-      for (String name : ordered) {
-        each.add(tryAcquireIn(tr, name, owner));
+    MultiAcquisition wait = MultiAcquisition.start(this, names, owner, timeout, false);
+    CompletableFuture<MultiMutexHandle> handle = wait.held().thenApply(handles -> new MultiGrant(this, owner, handles));
+    handle.whenComplete((h, e) -> {
+      if (handle.isCancelled()) {
+        wait.cancel();
       }
-      return CompletableFuture.allOf(each.toArray(new CompletableFuture<?>[0])).thenApply(v -> AfterCommit.now(null));
     });
-    return queued.thenCompose(v -> {
-      // Each acquire finds the owner's grant or queue entry made above, and waits there.
-      Duration left = timeout == null ? null : Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-      List<CompletableFuture<MutexHandle>> grants = new ArrayList<>();
-      for (String name : ordered) {
-        grants.add(acquire(name, owner, left));
-      }
-      return MultiGrant.allOrNone(this, owner, ordered, grants);
-    });
+    return handle;
+  }
+
+  @Override
+  public MultiMutexWait awaitAllGrants(Collection<String> names, String owner, Duration timeout) {
+    return MultiAcquisition.start(this, names, owner, timeout, true);
   }
 
   @Override
@@ -253,6 +235,22 @@ final class FdbMutexService implements MutexService {
   /** See {@link OwnerRelease#releaseIn}. */
   CompletableFuture<AfterCommit<LockEvent>> releaseIn(Transaction tr, String name, String owner, FencingToken token) {
     return ownerRelease.releaseIn(tr, name, owner, token);
+  }
+
+  @Override
+  public CompletableFuture<List<LockEvent>> releaseAll(Map<String, FencingToken> tokens, String owner) {
+    checkName(owner, "owner");
+    if (tokens == null || tokens.isEmpty() || tokens.size() > MAX_NAMES_PER_CALL) {
+      throw new IllegalArgumentException("releaseAll takes 1 to " + MAX_NAMES_PER_CALL + " grants, got "
+          + (tokens == null ? null : tokens.size()));
+    }
+    tokens.forEach((name, token) -> {
+      checkName(name, "mutex name");
+      if (token == null) {
+        throw new IllegalArgumentException("the grant of mutex '" + name + "' needs its fencing token, got null");
+      }
+    });
+    return MultiGrant.releaseAll(this, owner, new LinkedHashMap<>(tokens));
   }
 
   @Override
@@ -555,7 +553,7 @@ final class FdbMutexService implements MutexService {
     return closed;
   }
 
-  private void checkOpen(String name) {
+  void checkOpen(String name) {
     if (closed) {
       throw MutexException.closed(name);
     }

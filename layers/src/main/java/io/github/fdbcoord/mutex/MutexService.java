@@ -14,6 +14,7 @@ import com.apple.foundationdb.tuple.Versionstamp;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -113,6 +114,20 @@ public interface MutexService extends AutoCloseable {
   int MAX_NAMES_PER_CALL = 100;
 
   /**
+   * Waits as {@link #acquireAll} does (every queue joined in one transaction, all or none, the same timeout for the
+   * whole set, every queue left and every grant released when the set cannot be had), but hands the grants over
+   * without heartbeating them: for a holder that heartbeats each grant itself, such as a requester on another node
+   * that acquires through the event bus. While some grants are awaited, those already made are heartbeated by the
+   * wait; once all are held, the holder has a lease (less at most one {@link MutexOptions#heartbeatInterval()}) to
+   * send its first heartbeat of each. The wait ends when {@link MultiMutexWait#cancel()} is called; dropping it keeps
+   * the owner queued (and its early grants held) until the time runs out.
+   *
+   * @param names as for {@link #acquireAll}
+   * @param timeout for the whole set; {@code Duration.ZERO} tries once; null waits without limit
+   */
+  MultiMutexWait awaitAllGrants(Collection<String> names, String owner, Duration timeout);
+
+  /**
    * Waits as {@link #acquire(String, String, Duration)} does (the same queue entry kept alive, the
    * same timeout, cancellation and one-transaction leave), but hands the grant over without
    * heartbeating it: for a holder that heartbeats its grant itself, such as a requester on another
@@ -141,6 +156,14 @@ public interface MutexService extends AutoCloseable {
    * retried commit finds this grant already released by an earlier attempt, it completes with that release.
    */
   CompletableFuture<LockEvent> release(String name, String owner, FencingToken token);
+
+  /**
+   * Releases the grants {@code tokens} (fencing token by mutex name, 1 to {@value #MAX_NAMES_PER_CALL}) of
+   * {@code owner} in one transaction, each mutex handed to its next waiter or freed, as {@link MultiMutexHandle#release}
+   * does for {@link #acquireAll}: for the holder of an {@link #awaitAllGrants}. Completes with the transitions. Fails,
+   * releasing nothing, as {@link #release(String, String, FencingToken)} when any of the grants has ended.
+   */
+  CompletableFuture<List<LockEvent>> releaseAll(Map<String, FencingToken> tokens, String owner);
 
   /**
    * Ends the grant {@code token} of {@code owner} and makes {@code successor}, which must wait in the mutex's queue,

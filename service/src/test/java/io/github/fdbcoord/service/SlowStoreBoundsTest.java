@@ -121,6 +121,17 @@ class SlowStoreBoundsTest {
   }
 
   @Test
+  void anAcquireAllAnsweredStoreUnavailableNeverStaysAGrant() throws InterruptedException {
+    long start = System.nanoTime();
+    f.failure(f.client.mutexAddress(), "acquireAll", new JsonObject().put("names", new JsonArray().add("all-2")
+        .add("all-1")).put("owner", "all-late").put("timeoutMs", 200), FailureCodes.UNAVAILABLE, "store_unavailable");
+    assertWithin(200 + REQUEST_TIMEOUT_MS + MARGIN_MS, start, "acquireAll");
+    // The late commit took both mutexes; both are released at once, in one transaction.
+    assertGrantedThenReleased("all-1", "all-late");
+    assertGrantedThenReleased("all-2", "all-late");
+  }
+
+  @Test
   void aCampaignAnsweredStoreUnavailableNeverStaysALeadership() throws InterruptedException {
     // The election is the mutex of the same name: its late leadership is the mutex's late grant, resigned at once.
     f.failure(f.client.electionAddress(), "campaign", new JsonObject().put("election", "e").put("candidate", "late")

@@ -27,6 +27,13 @@ public final class MutexWire {
   public static final String TRY_ACQUIRE = "tryAcquire";
   /** The mutex's action "acquire". */
   public static final String ACQUIRE = "acquire";
+  /**
+   * The mutex's action "acquireAll": several mutexes at once, all or none ({@code names}, {@code owner},
+   * {@code timeoutMs}); the reply's {@code grants} are {@code {name, token}} objects.
+   */
+  public static final String ACQUIRE_ALL = "acquireAll";
+  /** The mutex's action "releaseAll": the grants {@code [{name, token}]} of {@code owner}, in one transaction. */
+  public static final String RELEASE_ALL = "releaseAll";
   /** The mutex's action "release". */
   public static final String RELEASE = "release";
   /** The mutex's action "heartbeat". */

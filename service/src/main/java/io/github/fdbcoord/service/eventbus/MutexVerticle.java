@@ -18,10 +18,14 @@ import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.internal.logging.Logger;
 import io.vertx.core.internal.logging.LoggerFactory;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.Set;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.Map;
@@ -30,8 +34,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * The distributed mutex on its address ({@code <prefix>.mutex}). Actions: tryAcquire, acquire,
- * release, heartbeat, leave, state, held, watch.
+ * The distributed mutex on its address ({@code <prefix>.mutex}). Actions: tryAcquire, acquire, acquireAll,
+ * release, releaseAll, heartbeat, abandon, leave, state, inspect, held, watch, unwatch, position.
  *
  * <p>A holder that acquired through this verticle must heartbeat (action heartbeat) more often than
  * the lease: nothing heartbeats on its behalf, so a holder that goes away loses the mutex to the
@@ -43,6 +47,11 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * away (the HTTP verticle sends it when a client disconnects), and so does a requester whose node no
  * longer answers at its liveness address. A {@code heartbeat} without token from an owner that
  * only waits keeps its queue entry alive.
+ *
+ * <p>{@code acquireAll} waits for several mutexes at once, all or none ({@link MutexService#awaitAllGrants}), with
+ * the same requester liveness, abandon (naming any of its mutexes), bounds and late-grant withdrawal as an acquire;
+ * its grants are then ordinary grants, each heartbeated (and releasable) by name, or released together by
+ * {@code releaseAll}.
  *
  * <p>Lock events of a watched mutex are published on {@code <prefix>.mutex.events.<name>}; a mutex
  * is watched after a {@code watch} request (the WebSocket and {@link CoordinationClient#lockEvents}
@@ -74,6 +83,8 @@ public final class MutexVerticle extends LayerVerticle {
   private long watchSweepTimer = -1;
   /** Acquires waiting through this verticle: ended on abandon, on their requester's departure and on stop. */
   private final RequesterWaits<FencingToken> waits = new RequesterWaits<>();
+  /** The same for acquireAll's waits, each for several mutexes. */
+  private final RequesterWaits<Map<String, FencingToken>> multiWaits = new RequesterWaits<>();
   private volatile boolean stopping;
   /** The grants ("name" held by "owner") the stop could not release: their leases end them. */
   private final List<String> unreleasedAtStop = new CopyOnWriteArrayList<>();
@@ -98,8 +109,11 @@ public final class MutexVerticle extends LayerVerticle {
   /** Starts pinging waiting requesters and sweeping expired watches, then serves the actions. */
   @Override
   public Future<?> start() {
-    livenessTimer = vertx.setPeriodic(mutexes.options().heartbeatInterval().toMillis(), id -> waits.pingRequesters(vertx,
-        Duration.ofMillis(Math.max(100, mutexes.options().heartbeatInterval().toMillis()))));
+    Duration pingTimeout = Duration.ofMillis(Math.max(100, mutexes.options().heartbeatInterval().toMillis()));
+    livenessTimer = vertx.setPeriodic(mutexes.options().heartbeatInterval().toMillis(), id -> {
+      waits.pingRequesters(vertx, pingTimeout);
+      multiWaits.pingRequesters(vertx, pingTimeout);
+    });
     events = new MutexEventPublisher(vertx, addressPrefix, mutexes, maxWatched, watchLease, workers, metrics);
     watchSweepTimer = vertx.setPeriodic(Math.max(100, watchLease.toMillis() / 4), id -> events.sweep());
     return listenForHandOffs(mutexes::recheck).compose(v -> super.start());
@@ -126,6 +140,17 @@ public final class MutexVerticle extends LayerVerticle {
       String owner = owner(body);
       return acquire(name, owner, acquireTimeout(body), Requests.optionalString(body, "liveness"));
     }, body -> acquireTimeout(body).plus(afterWait()), this::withdraw);
+    action(MutexWire.ACQUIRE_ALL, body -> {
+      List<String> names = names(body);
+      String owner = owner(body);
+      return acquireAll(names, owner, acquireTimeout(body), Requests.optionalString(body, "liveness"));
+    }, body -> acquireTimeout(body).plus(afterWait()), (body, late) -> withdrawAll(late));
+    action(MutexWire.RELEASE_ALL, body -> {
+      String owner = owner(body);
+      Map<String, FencingToken> tokens = grantTokens(body);
+      return releaseAll(tokens, owner).map(events -> new JsonObject().put("owner", owner)
+          .put("events", new JsonArray(events.stream().map(MutexWire::event).toList())));
+    });
     action(MutexWire.RELEASE, body -> {
       String name = name(body);
       String owner = owner(body);
@@ -146,8 +171,14 @@ public final class MutexVerticle extends LayerVerticle {
           : Future.failedFuture(e));
     });
     action(MutexWire.ABANDON, body -> {
-      String name = name(body);
       String owner = owner(body);
+      if (body.getValue("names") != null) {
+        // An acquireAll's requester names its set (the HTTP verticle does when its client disconnects).
+        List<String> names = names(body);
+        return abandon(names, owner).map(n -> new JsonObject().put("names", new JsonArray(names)).put("owner", owner)
+            .put("abandoned", n));
+      }
+      String name = name(body);
       return abandon(name, owner).map(n -> new JsonObject().put("name", name).put("owner", owner).put("abandoned", n));
     });
     action(MutexWire.UNWATCH, body -> {
@@ -233,10 +264,87 @@ public final class MutexVerticle extends LayerVerticle {
         });
   }
 
-  /** Ends the acquires of {@code owner} for {@code name} waiting on this node (409 abandoned); how many. */
+  /**
+   * Ends the acquires of {@code owner} for {@code name} waiting on this node, and its acquireAll waits that include
+   * {@code name} (409 abandoned); how many.
+   */
   Future<Integer> abandon(String name, String owner) {
-    return waits.end(name, owner, FailureCodes.failure(FailureCodes.CONFLICT, "abandoned",
-        "the acquire of mutex '" + name + "' by '" + owner + "' was abandoned by its requester"));
+    return abandon(List.of(name), owner);
+  }
+
+  private Future<Integer> abandon(List<String> names, String owner) {
+    ReplyException why = FailureCodes.failure(FailureCodes.CONFLICT, "abandoned",
+        "the acquire of mutex" + (names.size() == 1 ? " '" + names.get(0) + "'" : "es " + names) + " by '" + owner
+            + "' was abandoned by its requester");
+    return Future.all(waits.end(names, owner, why), multiWaits.end(names, owner, why))
+        .map(all -> all.<Integer>resultAt(0) + all.<Integer>resultAt(1));
+  }
+
+  /**
+   * Waits for every mutex of {@code names} through the layer ({@link MutexService#awaitAllGrants}): all or none, the
+   * queue entries and early grants kept alive by the layer while it waits, every grant handed over without
+   * heartbeats (the remote holder heartbeats each) and remembered here (released at stop).
+   */
+  private Future<JsonObject> acquireAll(List<String> names, String owner, Duration timeout, String liveness) {
+    if (stopping) {
+      return Future.failedFuture(FailureCodes.failure(FailureKind.CLOSED, "the service on this node is stopping"));
+    }
+    return store(() -> {
+      CompletableFuture<Map<String, FencingToken>> granted =
+          multiWaits.track(RequesterWaits.Wait.of(mutexes.awaitAllGrants(names, owner, timeout)), liveness);
+      if (stopping) {
+        multiWaits.endAll(MutexVerticle::closing); // stop() may have swept the waits before this one was tracked
+      }
+      return granted;
+    }).map(tokens -> {
+      JsonArray held = new JsonArray();
+      tokens.forEach((name, token) -> {
+        grants.put(key(name, owner), new Grant(name, owner, token));
+        held.add(new JsonObject().put("name", name).put("token", token.toString()));
+      });
+      return new JsonObject().put("owner", owner).put("held", true).put("grants", held)
+          .put("leaseMs", mutexes.options().lease().toMillis());
+    });
+  }
+
+  /** Releases {@code owner}'s grants {@code tokens} in one transaction, forgetting them here once they ended. */
+  private Future<List<LockEvent>> releaseAll(Map<String, FencingToken> tokens, String owner) {
+    return store(() -> mutexes.releaseAll(tokens, owner)).andThen(ar -> {
+      if (ar.succeeded()) {
+        tokens.keySet().forEach(name -> grants.remove(key(name, owner)));
+      }
+    });
+  }
+
+  /** Undoes an acquireAll answered after its requester was told it failed: its grants are released at once. */
+  private void withdrawAll(JsonObject late) {
+    String owner = late.getString("owner");
+    Map<String, FencingToken> tokens = grantTokens(late);
+    releaseAll(tokens, owner).onFailure(e -> LOG.warn("could not withdraw the late grants " + tokens.keySet()
+        + " of '" + owner + "' (its requester was told the store did not answer): " + FdbErrors.unwrap(e)));
+  }
+
+  /** The {@code grants} of a releaseAll (or an acquireAll's reply), {@code [{name, token}]}, by mutex name. */
+  private static Map<String, FencingToken> grantTokens(JsonObject body) {
+    List<Object> raw = Requests.requiredList(body, "grants", MutexService.MAX_NAMES_PER_CALL);
+    if (raw.isEmpty()) {
+      throw FailureCodes.badRequest("field 'grants' is empty: expected at least one {name, token}");
+    }
+    Map<String, FencingToken> tokens = new LinkedHashMap<>();
+    for (int i = 0; i < raw.size(); i++) {
+      if (!(raw.get(i) instanceof JsonObject grant)) {
+        throw FailureCodes.badRequest("field 'grants' item " + i + " must be an object {name, token}, got "
+            + Requests.describe(raw.get(i)));
+      }
+      String name = Requests.mutexName(grant, "name");
+      FencingToken token = Requests.optionalToken(grant, "token");
+      if (token == null) {
+        throw FailureCodes.badRequest("field 'grants' item " + i + ": field 'token' is missing: expected the grant's"
+            + " fencing token");
+      }
+      tokens.put(name, token);
+    }
+    return tokens;
   }
 
   private Future<JsonObject> acquire(String name, String owner, Duration timeout, String liveness) {
@@ -324,12 +432,13 @@ public final class MutexVerticle extends LayerVerticle {
     stopping = true;
     vertx.cancelTimer(livenessTimer);
     vertx.cancelTimer(watchSweepTimer);
-    return waits.endAll(MutexVerticle::closing).transform(x -> releaseHeld());
+    return Future.join(waits.endAll(MutexVerticle::closing), multiWaits.endAll(MutexVerticle::closing))
+        .transform(x -> releaseHeld());
   }
 
   private static ReplyException closing(RequesterWaits.Wait<?> w) {
     return FailureCodes.failure(FailureKind.CLOSED, "the service on this node is stopping: '"
-        + w.owner() + "' left the queue of mutex '" + w.name() + "'");
+        + w.owner() + "' left the queue of " + w.layer() + " '" + w.name() + "'");
   }
 
   private Future<?> releaseHeld() {
@@ -402,5 +511,29 @@ public final class MutexVerticle extends LayerVerticle {
 
   private static String owner(JsonObject body) {
     return Requests.mutexName(body, "owner");
+  }
+
+  /**
+   * The {@code names} of an acquireAll or abandon: a non-empty array of mutex names, duplicates counting once, at most
+   * {@link MutexService#MAX_NAMES_PER_CALL} distinct ones.
+   */
+  private static List<String> names(JsonObject body) {
+    List<String> raw = Requests.requiredStrings(body, "names", 10 * MutexService.MAX_NAMES_PER_CALL);
+    if (raw.isEmpty()) {
+      throw FailureCodes.badRequest("field 'names' is empty: expected at least one mutex name");
+    }
+    Set<String> names = new LinkedHashSet<>();
+    for (int i = 0; i < raw.size(); i++) {
+      try {
+        names.add(MutexService.checkName(raw.get(i), "field 'names' item " + i));
+      } catch (IllegalArgumentException e) {
+        throw FailureCodes.badRequest(e.getMessage());
+      }
+    }
+    if (names.size() > MutexService.MAX_NAMES_PER_CALL) {
+      throw FailureCodes.badRequest("field 'names' has " + names.size() + " distinct mutexes, at most "
+          + MutexService.MAX_NAMES_PER_CALL + " are allowed per request");
+    }
+    return List.copyOf(names);
   }
 }

@@ -2,6 +2,7 @@ package io.github.fdbcoord.service.eventbus;
 
 import io.github.fdbcoord.api.FencingToken;
 import io.github.fdbcoord.fdb.FdbErrors;
+import io.github.fdbcoord.mutex.MultiMutexWait;
 import io.github.fdbcoord.mutex.MutexService;
 import io.github.fdbcoord.mutex.MutexWait;
 import io.github.fdbcoord.rwlock.ReadWriteGrant;
@@ -16,7 +17,9 @@ import io.vertx.core.json.JsonObject;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -39,7 +42,17 @@ final class RequesterWaits<G> {
    * common type in the layers, which know nothing of each other.
    */
   record Wait<G>(String layer, String name, String owner, CompletableFuture<G> granted,
-      Supplier<CompletableFuture<Boolean>> cancel) {
+      Supplier<CompletableFuture<Boolean>> cancel, List<String> names) {
+    /** A wait for the one lock {@code name}. */
+    Wait(String layer, String name, String owner, CompletableFuture<G> granted, Supplier<CompletableFuture<Boolean>> cancel) {
+      this(layer, name, owner, granted, cancel, List.of(name));
+    }
+
+    /** A wait for several mutexes at once: ended by the abandon of any of them. */
+    static Wait<Map<String, FencingToken>> of(MultiMutexWait w) {
+      return new Wait<>("mutexes", String.join("', '", w.names()), w.owner(), w.granted(), w::cancel, w.names());
+    }
+
     static Wait<FencingToken> of(MutexWait w) {
       return new Wait<>("mutex", w.name(), w.owner(), w.granted(), w::cancel);
     }
@@ -87,9 +100,17 @@ final class RequesterWaits<G> {
 
   /** Ends the waits of {@code owner} for {@code name} (a mutex or semaphore, as this instance serves); completes, with how many, once they left the queue. */
   Future<Integer> end(String name, String owner, ReplyException why) {
+    return end(List.of(name), owner, why);
+  }
+
+  /**
+   * Ends the waits of {@code owner} for any of {@code names} (a wait for several locks ends when one of them is
+   * named); completes, with how many, once they left their queues.
+   */
+  Future<Integer> end(Collection<String> names, String owner, ReplyException why) {
     List<Future<?>> ended = new ArrayList<>();
     for (Waiting<G> w : waiting) {
-      if (w.wait.name().equals(name) && w.wait.owner().equals(owner)) {
+      if (w.wait.owner().equals(owner) && w.wait.names().stream().anyMatch(names::contains)) {
         ended.add(w.end(why));
       }
     }

@@ -5,6 +5,7 @@ import io.github.fdbcoord.service.eventbus.Requests;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 
@@ -12,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BinaryOperator;
 import java.util.function.Predicate;
 
 import static io.github.fdbcoord.service.http.HttpResponses.error;
@@ -23,9 +25,20 @@ import static io.github.fdbcoord.service.http.HttpResponses.error;
  * given back; on {@link #close()} every wait is answered 503 closed and abandoned, and later ones are refused.
  */
 final class AcquireWaits {
-  /** What a kind of wait sends and reads: its actions and the fields naming the thing waited for and the waiter. */
+  /**
+   * What a kind of wait sends and reads: its actions, the fields naming the thing waited for (a name, or an array of
+   * them) and the waiter, and the body of the action that gives a late grant back, from the waiter's
+   * {@code {nameField, ownerField}} and the grant.
+   */
   record Kind(String address, String waitAction, String abandonAction, String giveBackAction, String nameField,
-      String ownerField, String tokenField, Predicate<JsonObject> isGrant, String what) {}
+      String ownerField, Predicate<JsonObject> isGrant, String what, BinaryOperator<JsonObject> giveBackBody) {
+    /** A wait for one lock, given back with its name, owner and the grant's {@code tokenField}. */
+    Kind(String address, String waitAction, String abandonAction, String giveBackAction, String nameField,
+        String ownerField, String tokenField, Predicate<JsonObject> isGrant, String what) {
+      this(address, waitAction, abandonAction, giveBackAction, nameField, ownerField, isGrant, what,
+          (waiter, grant) -> waiter.copy().put(tokenField, grant.getString(tokenField)));
+    }
+  }
 
   private final Vertx vertx;
   private final CoordinationClient client;
@@ -80,8 +93,8 @@ final class AcquireWaits {
     if (waiting.remove(ctx) == null) {
       // Nobody to answer (the client left, or 503 closed was sent): a late grant is given back.
       if (ar.succeeded() && kind.isGrant().test(ar.result())) {
-        client.request(kind.address(), kind.giveBackAction(), new JsonObject().put(kind.nameField(), name)
-            .put(kind.ownerField(), owner).put(kind.tokenField(), ar.result().getString(kind.tokenField())));
+        client.request(kind.address(), kind.giveBackAction(), kind.giveBackBody().apply(
+            new JsonObject().put(kind.nameField(), name).put(kind.ownerField(), owner), ar.result()));
       }
       return;
     }
@@ -89,7 +102,7 @@ final class AcquireWaits {
   }
 
   private Future<JsonObject> abandon(Object name, Object owner) {
-    if (!(name instanceof String) || !(owner instanceof String)) {
+    if (!(name instanceof String || name instanceof JsonArray) || !(owner instanceof String)) {
       return Future.succeededFuture(); // the wait itself was refused as a bad request
     }
     return client.request(kind.address(), kind.abandonAction(), new JsonObject().put(kind.nameField(), name)

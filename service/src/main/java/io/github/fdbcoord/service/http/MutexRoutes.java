@@ -19,6 +19,7 @@ final class MutexRoutes {
   private final LayerForward forward;
   private final String address;
   private final AcquireWaits acquires;
+  private final AcquireWaits acquiresAll;
 
   MutexRoutes(Vertx vertx, HttpOptions options, LayerForward forward) {
     this.options = options;
@@ -26,6 +27,10 @@ final class MutexRoutes {
     this.address = forward.client().mutexAddress();
     this.acquires = new AcquireWaits(vertx, forward.client(), new AcquireWaits.Kind(address, MutexWire.ACQUIRE,
         MutexWire.ABANDON, MutexWire.RELEASE, "name", "owner", "token", MutexWire::isHeld, "acquire"));
+    // Abandoned by naming its set; a late grant is given back whole, in one transaction.
+    this.acquiresAll = new AcquireWaits(vertx, forward.client(), new AcquireWaits.Kind(address, MutexWire.ACQUIRE_ALL,
+        MutexWire.ABANDON, MutexWire.RELEASE_ALL, "names", "owner", MutexWire::isHeld, "acquire of several mutexes",
+        (waiter, grant) -> new JsonObject().put("owner", waiter.getValue("owner")).put("grants", grant.getValue("grants"))));
   }
 
   void mount(Router router) {
@@ -52,6 +57,19 @@ final class MutexRoutes {
         forward.to(ctx, address, MutexWire.TRY_ACQUIRE, body, 200, sendTimeout);
       }
     });
+    // Before the routes with a name: "acquire-all" is no mutex's name here (a mutex of that name is still read by GET).
+    router.post("/mutexes/acquire-all").handler(ctx -> {
+      JsonObject body = HttpRequests.body(ctx);
+      if (body != null) {
+        acquiresAll.send(ctx, body, AcquireWaits.sendTimeoutMs(body, options));
+      }
+    });
+    router.post("/mutexes/release-all").handler(ctx -> {
+      JsonObject body = HttpRequests.body(ctx);
+      if (body != null) {
+        forward.to(ctx, address, MutexWire.RELEASE_ALL, body, 200);
+      }
+    });
     for (String action : List.of(MutexWire.RELEASE, MutexWire.HEARTBEAT, MutexWire.LEAVE)) {
       router.post("/mutexes/:name/" + action).handler(ctx -> {
         JsonObject body = HttpRequests.body(ctx);
@@ -64,6 +82,6 @@ final class MutexRoutes {
 
   /** Answers every waiting acquirer 503 closed and takes it out of its queue; later acquires are refused. */
   Future<?> close() {
-    return acquires.close();
+    return Future.join(acquires.close(), acquiresAll.close());
   }
 }
