@@ -28,7 +28,10 @@ import io.vertx.core.json.JsonObject;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -426,6 +429,45 @@ public final class CoordinationClient {
     return request(mutexAddress(), MutexWire.RELEASE, new JsonObject().put("name", name).put("owner", owner)
         .put("token", token == null ? null : token.toString()))
         .map(MutexWire::event);
+  }
+
+  /**
+   * What {@link #acquireAll} answers: {@code owner} holds every mutex of the set, each under its own token, for
+   * {@code lease} from now unless heartbeated.
+   */
+  public record MultiGrant(String owner, Map<String, FencingToken> tokens, Duration lease) {
+    public MultiGrant {
+      tokens = Map.copyOf(tokens);
+    }
+
+    static MultiGrant of(JsonObject reply) {
+      Map<String, FencingToken> tokens = new LinkedHashMap<>();
+      for (Object g : reply.getJsonArray("grants")) {
+        JsonObject grant = (JsonObject) g;
+        tokens.put(grant.getString("name"), FencingToken.parse(grant.getString("token")));
+      }
+      return new MultiGrant(reply.getString("owner"), tokens, Duration.ofMillis(reply.getLong("leaseMs", 0L)));
+    }
+  }
+
+  /**
+   * Takes every mutex of {@code names} for {@code owner}, all or none, waiting up to {@code timeout}: the owner joins
+   * every queue in one transaction, so two callers asking for overlapping sets never deadlock, whatever order they
+   * name them in. The caller heartbeats each grant ({@link #heartbeat}) more often than the lease and gives them
+   * back with {@link #releaseAll}. Fails 409 timed_out (nothing left queued or held), 400 for bad names.
+   */
+  public Future<MultiGrant> acquireAll(Collection<String> names, String owner, Duration timeout) {
+    return waiting(mutexAddress(), MutexWire.ACQUIRE_ALL, new JsonObject().put("names", new JsonArray(List.copyOf(names)))
+        .put("owner", owner), timeout).map(MultiGrant::of);
+  }
+
+  /** Releases every grant of {@code grants} in one transaction (none when one of them had ended otherwise: 409). */
+  public Future<List<LockEvent>> releaseAll(MultiGrant grants) {
+    JsonArray list = new JsonArray();
+    grants.tokens().forEach((name, token) -> list.add(new JsonObject().put("name", name).put("token", token.toString())));
+    return request(mutexAddress(), MutexWire.RELEASE_ALL, new JsonObject().put("owner", grants.owner())
+        .put("grants", list)).map(reply -> reply.getJsonArray("events").stream()
+            .map(e -> MutexWire.event((JsonObject) e)).toList());
   }
 
   /** Keeps a held mutex: completes with the owner record; fails 409 not_owner / not_held when it is lost. */

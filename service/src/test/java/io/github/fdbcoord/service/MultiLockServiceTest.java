@@ -1,5 +1,6 @@
 package io.github.fdbcoord.service;
 
+import io.github.fdbcoord.client.CoordinationClient;
 import io.github.fdbcoord.api.MutexState;
 import io.github.fdbcoord.api.QueueEntry;
 import io.github.fdbcoord.client.ClientLock;
@@ -133,6 +134,36 @@ class MultiLockServiceTest {
       return e instanceof ReplyException ? e : e.getCause() != null ? e.getCause() : e;
     }
     return fail("expected a failure, got " + f.result());
+  }
+
+  /**
+   * The typed client's {@code acquireAll} and {@code releaseAll}: two owners asking for overlapping sets in opposite
+   * orders are served one after the other (no deadlock), each set's tokens are what the store holds, and a set
+   * released together leaves nothing held.
+   */
+  @Test
+  void theTypedClientTakesAndReleasesSetsAllOrNone() throws Exception {
+    List<String> forward = List.of(n("x"), n("y"), n("z"));
+    List<String> backward = List.of(n("z"), n("y"));
+    CoordinationClient.MultiGrant first = await(f.client.acquireAll(forward, "typed-a", Duration.ofSeconds(15)));
+    assertEquals("typed-a", first.owner());
+    assertEquals(Set.copyOf(forward), first.tokens().keySet());
+    for (String name : forward) {
+      assertEquals(first.tokens().get(name), state(name).owner().orElseThrow().token());
+    }
+    Future<CoordinationClient.MultiGrant> second = f.client.acquireAll(backward, "typed-b", Duration.ofSeconds(15));
+    eventually("typed-b queued on both", Duration.ofSeconds(20),
+        () -> queue(n("y")).equals(List.of("typed-b")) && queue(n("z")).equals(List.of("typed-b")));
+    assertEquals(3, await(f.client.releaseAll(first)).size());
+    CoordinationClient.MultiGrant next = await(second);
+    assertEquals(Set.copyOf(backward), next.tokens().keySet());
+    for (String name : backward) {
+      assertTrue(next.tokens().get(name).isNewerThan(first.tokens().get(name)), name + "'s token is newer");
+    }
+    assertEquals(null, owner(n("x")), "x was released with the set");
+    await(f.client.releaseAll(next));
+    assertEquals(null, owner(n("y")));
+    assertEquals(null, owner(n("z")));
   }
 
   @Test
