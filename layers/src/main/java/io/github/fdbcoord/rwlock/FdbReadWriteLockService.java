@@ -121,6 +121,16 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
   }
 
   @Override
+  public CompletableFuture<Boolean> withdraw(CompletableFuture<ReadWriteGrant> wait) {
+    for (ReadWriteLockWait w : waits) {
+      if (w.result == wait) {
+        return wait.cancel(false) ? w.left.thenApply(v -> true) : CompletableFuture.completedFuture(false);
+      }
+    }
+    return CompletableFuture.completedFuture(false);
+  }
+
+  @Override
   public CompletableFuture<Optional<ReadWriteGrant>> tryAcquire(String name, String owner, LockMode mode) {
     checkRequest(name, owner, mode);
     checkOpen(name);

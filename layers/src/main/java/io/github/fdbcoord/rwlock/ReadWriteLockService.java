@@ -64,6 +64,12 @@ public interface ReadWriteLockService extends AutoCloseable {
    */
   CompletableFuture<ReadWriteGrant> awaitGrant(String name, String owner, LockMode mode, Duration timeout);
 
+  /**
+   * Ends {@code wait}, a wait of {@link #awaitGrant} on this service, unless it already ended: the owner leaves the
+   * queue, and a grant that raced the end is released. Completes once that is done, with whether this call ended it.
+   */
+  CompletableFuture<Boolean> withdraw(CompletableFuture<ReadWriteGrant> wait);
+
   /** {@link #acquire} in READ mode. */
   default CompletableFuture<ReadWriteLockHandle> acquireRead(String name, String owner, Duration timeout) {
     return acquire(name, owner, LockMode.READ, timeout);

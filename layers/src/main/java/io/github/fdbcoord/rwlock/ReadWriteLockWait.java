@@ -21,6 +21,8 @@ final class ReadWriteLockWait implements GrantHints.Wait {
   final CompletableFuture<ReadWriteGrant> result = new CompletableFuture<>();
   /** Completed by close and when the result completes (cancellation): the wait stops waiting. */
   final CompletableFuture<Void> wake = new CompletableFuture<>();
+  /** Completes once a wait ended without a grant has left the queue, and released a grant that raced its end. */
+  final CompletableFuture<Void> left = new CompletableFuture<>();
   volatile long lastRenewal = System.nanoTime();
   boolean first = true;
   /** Hints of a grant received; a step that began before the last one does not wait for a change. */
@@ -134,7 +136,7 @@ final class ReadWriteLockWait implements GrantHints.Wait {
 
   private void handOver(ReadWriteGrant grant) {
     if (!result.complete(grant)) {
-      service.release(grant).exceptionally(e -> null);
+      service.release(grant).handle((v, e) -> left.complete(null));
     }
   }
 
@@ -154,11 +156,14 @@ final class ReadWriteLockWait implements GrantHints.Wait {
 
   private void leaveQuietly() {
     if (service.isClosed()) {
+      left.complete(null);
       return;
     }
-    service.transact(tr -> service.leaveIn(tr, name, owner)).whenComplete((left, e) -> {
-      if (e == null && left.held() != null && left.held().mode() == mode) {
-        service.release(left.held()).exceptionally(x -> null);
+    service.transact(tr -> service.leaveIn(tr, name, owner)).whenComplete((l, e) -> {
+      if (e == null && l.held() != null && l.held().mode() == mode) {
+        service.release(l.held()).handle((v, x) -> left.complete(null));
+      } else {
+        left.complete(null);
       }
     });
   }

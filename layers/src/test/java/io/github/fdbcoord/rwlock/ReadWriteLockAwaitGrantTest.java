@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -40,5 +41,25 @@ class ReadWriteLockAwaitGrantTest extends ReadWriteLockTestSupport {
     eventually("r leaves", Duration.ofSeconds(30), () -> queue(s, "l").isEmpty());
     await(s.release(writer));
     assertEquals(List.of(), holders(s, "l"));
+  }
+
+  /** withdraw answers once the owner is out of the queue, so a release right after it cannot let the owner in. */
+  @Test
+  void aWithdrawnWaitHasLeftTheQueueWhenWithdrawAnswers() {
+    ReadWriteLockService s = service(quiet());
+    for (int i = 0; i < 10; i++) {
+      ReadWriteGrant writer = await(s.awaitGrant("l", "w" + i, LockMode.WRITE, null));
+      CompletableFuture<ReadWriteGrant> next = s.awaitGrant("l", "n" + i, LockMode.WRITE, null);
+      String waiter = "n" + i;
+      eventually(waiter + " queues", Duration.ofSeconds(30), () -> queue(s, "l").equals(List.of(waiter)));
+      assertTrue(await(s.withdraw(next)));
+      assertEquals(List.of(), queue(s, "l"), "withdraw answered before the owner left the queue");
+      await(s.release(writer));
+      assertEquals(List.of(), holders(s, "l"), "the withdrawn owner was let in");
+      assertFalse(await(s.withdraw(next)), "a wait ends once");
+    }
+    ReadWriteGrant held = await(s.awaitGrant("l", "h", LockMode.READ, null));
+    assertFalse(await(s.withdraw(CompletableFuture.completedFuture(held))), "not a wait of this service");
+    await(s.release(held));
   }
 }

@@ -158,8 +158,9 @@ public final class ReadWriteLockVerticle extends LayerVerticle {
       return Future.failedFuture(FailureCodes.failure(FailureKind.CLOSED, "the service on this node is stopping"));
     }
     return store(() -> {
+      CompletableFuture<ReadWriteGrant> wait = locks.awaitGrant(name, owner, mode, timeout);
       CompletableFuture<ReadWriteGrant> granted = waits.track(
-          RequesterWaits.Wait.ofReadWriteLock(name, owner, locks.awaitGrant(name, owner, mode, timeout)), liveness);
+          RequesterWaits.Wait.ofReadWriteLock(name, owner, wait, () -> locks.withdraw(wait)), liveness);
       if (stopping) {
         waits.endAll(ReadWriteLockVerticle::closing); // stop() may have swept the waits before this one was tracked
       }

@@ -61,10 +61,13 @@ final class RequesterWaits<G> {
       return new Wait<>("semaphore", w.name(), w.owner(), w.granted(), w::cancel);
     }
 
-    /** The read-write lock's wait: cancelling its future leaves the queue and releases a grant that raced it. */
-    static Wait<ReadWriteGrant> ofReadWriteLock(String name, String owner, CompletableFuture<ReadWriteGrant> granted) {
-      return new Wait<>("read-write lock", name, owner, granted,
-          () -> CompletableFuture.completedFuture(granted.cancel(false)));
+    /**
+     * The read-write lock's wait: {@code cancel} ends it, completing once it left the queue and released a grant that
+     * raced it ({@code ReadWriteLockService.withdraw}).
+     */
+    static Wait<ReadWriteGrant> ofReadWriteLock(String name, String owner, CompletableFuture<ReadWriteGrant> granted,
+        Supplier<CompletableFuture<Boolean>> cancel) {
+      return new Wait<>("read-write lock", name, owner, granted, cancel);
     }
   }
 
