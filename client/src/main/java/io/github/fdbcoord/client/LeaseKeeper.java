@@ -140,7 +140,7 @@ final class LeaseKeeper {
       long sentAt = System.nanoTime();
       Future<T> result = changing.transform(x -> op.get()).andThen(ar -> {
         if (ar.succeeded()) {
-          confirmedAt = sentAt;
+          confirmedAt = Math.max(confirmedAt, sentAt);
         } else if (isConflict(ar.cause())) {
           markLost("the service no longer has it (" + ar.cause().getMessage() + ")", false);
         }
@@ -173,27 +173,27 @@ final class LeaseKeeper {
       markLost("its lease ran out before it could be renewed", true);
       return;
     }
+    // The next renewal goes out on time even when this one has no answer yet: one slow or lost request (a store
+    // retry, a message dropped with a node) must not cost the lease while later ones would have been answered. It
+    // comes at the latest when the lease runs out on this clock, which then finds the grant lost.
+    long leftMs = TimeUnit.NANOSECONDS.toMillis(leaseNanos - (sentAt - confirmedAt));
+    schedule(Math.min(renewMs, Math.max(1, leftMs)));
     if (!changing.isComplete()) {
-      schedule(renewMs);
       return;
     }
     int sentGeneration = generation;
     heartbeat.get().onComplete(ar -> {
-      if (!isHeld()) {
+      if (!isHeld() || sentGeneration != generation) {
         return;
       }
-      if (sentGeneration != generation) {
-        schedule(renewMs);
-      } else if (ar.succeeded()) {
-        confirmedAt = sentAt;
-        schedule(renewMs);
+      if (ar.succeeded()) {
+        confirmedAt = Math.max(confirmedAt, sentAt);
       } else if (isConflict(ar.cause())) {
         markLost("the service no longer has it (" + ar.cause().getMessage() + ")", false);
       } else {
-        // The service is unreachable for now: retry until the lease runs out on this clock.
-        long leftMs = TimeUnit.NANOSECONDS.toMillis(leaseNanos - (System.nanoTime() - confirmedAt));
-        LOG.debug("renewal of " + what + " failed, " + leftMs + " ms of lease left", ar.cause());
-        schedule(Math.min(renewMs, Math.max(1, leftMs)));
+        // The service is unreachable for now: the renewals go on until the lease runs out on this clock.
+        LOG.debug("renewal of " + what + " failed, " + TimeUnit.NANOSECONDS.toMillis(
+            leaseNanos - (System.nanoTime() - confirmedAt)) + " ms of lease left", ar.cause());
       }
     });
   }
