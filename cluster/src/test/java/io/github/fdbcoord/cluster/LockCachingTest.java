@@ -264,7 +264,12 @@ class LockCachingTest {
     FdbClusterManager b = join(Duration.ofMillis(1000));
     FdbLock onB = lock(b, "long-wait", 10_000);
     CompletableFuture<Lock> onA = pending(a, "long-wait", 30_000);
-    Thread.sleep(1500); // the hold under test: B keeps the lock (heartbeating it) longer than a lease
+    // The hold under test: B keeps the lock longer than a lease, which its store grant's heartbeats show.
+    long heldSince = System.nanoTime();
+    MutexService store = b.locks().mutexes();
+    TestNodes.waitUntil("B heartbeat its grant through more than a lease", () -> store.state("long-wait").join().owner()
+        .map(o -> o.heartbeats() >= 4).orElse(false) && System.nanoTime() - heldSince > TimeUnit.MILLISECONDS.toNanos(1100),
+        Duration.ofSeconds(30));
     onB.release();
     FdbLock held = (FdbLock) onA.get(30, TimeUnit.SECONDS);
     assertTrue(held.token().isNewerThan(onB.token()));

@@ -12,6 +12,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
@@ -19,6 +20,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
+import static io.github.fdbcoord.service.WaiterLivenessTest.eventually;
 import static io.github.fdbcoord.service.ServiceFixture.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -245,16 +247,6 @@ class WebSocketStateEventsTest {
     return last;
   }
 
-  private static void eventually(String what, java.util.function.BooleanSupplier condition) throws InterruptedException {
-    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > end) {
-        throw new AssertionError("not within 30 s: " + what);
-      }
-      Thread.sleep(5);
-    }
-  }
-
   @Test
   void manyContendersTheLastStatePushedIsTheState(Vertx vertx) throws Exception {
     start(vertx, longLeases());
@@ -285,7 +277,7 @@ class WebSocketStateEventsTest {
     // One more leader, so that the last leader change is one with a leader.
     JsonObject last = f.request(election, "campaign", new JsonObject().put("election", "busy-e").put("candidate", "z"));
     JsonObject state = f.request(sem, "state", new JsonObject().put("name", "busy"));
-    eventually("the last semaphore state pushed is the state", () -> {
+    eventually("the last semaphore state pushed is the state", Duration.ofSeconds(30), () -> {
       try {
         JsonObject m = lastOf(s, "semaphore");
         return m != null && state.equals(m.getJsonObject("state"));
@@ -293,7 +285,7 @@ class WebSocketStateEventsTest {
         throw new AssertionError(e);
       }
     });
-    eventually("the last leader pushed is the leader", () -> {
+    eventually("the last leader pushed is the leader", Duration.ofSeconds(30), () -> {
       try {
         JsonObject m = lastOf(s, "election");
         return m != null && m.getJsonObject("leader") != null
