@@ -524,7 +524,6 @@ final class FdbMutexService implements MutexService {
     return FdbErrors.unwrapped(committed.thenCompose(AfterCommit::resolve));
   }
 
-
   /**
    * For tests: when set, watchers set no watch (waiting on a future that never completes instead),
    * so a waiter learns of its grant only through {@link #recheck} (or its own new reads).

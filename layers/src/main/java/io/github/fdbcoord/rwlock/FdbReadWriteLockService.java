@@ -484,15 +484,8 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
 
   private record Mine(Holder held, Versionstamp ticket) {}
 
-
   private static List<Holder> without(List<Holder> holders, String owner) {
-    List<Holder> out = new ArrayList<>(holders.size());
-    for (Holder h : holders) {
-      if (!h.owner().equals(owner)) {
-        out.add(h);
-      }
-    }
-    return out;
+    return new ArrayList<>(holders.stream().filter(h -> !h.owner().equals(owner)).toList());
   }
 
   private static boolean isGrant(Holder current, ReadWriteGrant grant) {
@@ -548,27 +541,10 @@ final class FdbReadWriteLockService implements ReadWriteLockService {
 
   // ================================================================ plumbing
 
-  /** A transaction's result, possibly known only from the commit's versionstamp. */
-  record Stamped<T>(T value, CompletableFuture<byte[]> versionstamp, Function<byte[], T> fromVersionstamp) {
-    static <T> Stamped<T> now(T value) {
-      return new Stamped<>(value, null, null);
-    }
-
-    /** A result made from {@code tr}'s versionstamp once it commits (only for a transaction that writes one). */
-    static <T> Stamped<T> after(Transaction tr, Function<byte[], T> f) {
-      return new Stamped<>(null, tr.getVersionstamp(), f);
-    }
-
-    CompletableFuture<T> resolve() {
-      return versionstamp == null ? CompletableFuture.completedFuture(value) : versionstamp.thenApply(fromVersionstamp);
-    }
-  }
-
   /** Runs {@code body} in the database's retry loop on this service's executor, then resolves its result. */
   <T> CompletableFuture<T> transact(Function<Transaction, CompletableFuture<Stamped<T>>> body) {
     return FdbErrors.unwrapped(db.runAsync(body, executor).thenCompose(Stamped::resolve));
   }
-
 
   boolean isClosed() {
     return closed;

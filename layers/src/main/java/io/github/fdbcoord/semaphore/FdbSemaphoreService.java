@@ -50,7 +50,6 @@ final class FdbSemaphoreService implements SemaphoreService {
   /** For tests: waits set no watch, so only a hint (or their heartbeat timer) wakes them. */
   volatile boolean watchesDisabled;
 
-
   FdbSemaphoreService(Database db, Subspace root, SemaphoreOptions options) {
     this.db = db;
     this.schema = new SemaphoreSchema(root);
@@ -131,10 +130,10 @@ final class FdbSemaphoreService implements SemaphoreService {
       throw new IllegalArgumentException("timeout must not be negative, got " + timeout);
     }
     if (closed) {
-      return new TriedOnce(name, owner, CompletableFuture.failedFuture(SemaphoreException.closed(name)));
+      return new TriedOnce(this, name, owner, CompletableFuture.failedFuture(SemaphoreException.closed(name)));
     }
     if (timeout != null && timeout.isZero()) {
-      return new TriedOnce(name, owner, transact(tr -> acquireIn(tr, name, permits, owner, false, false, true))
+      return new TriedOnce(this, name, owner, transact(tr -> acquireIn(tr, name, permits, owner, false, false, true))
           .thenCompose(this::tokenOf).thenApply(token -> {
             if (token == null) {
               throw timedOut(name, owner, timeout);
@@ -155,48 +154,6 @@ final class FdbSemaphoreService implements SemaphoreService {
     });
     w.pass();
     return w;
-  }
-
-  /** The wait of an {@link #awaitGrant} with a zero timeout: one transaction, never queued. */
-  private final class TriedOnce implements SemaphoreWait {
-    private final String name;
-    private final String owner;
-    private final CompletableFuture<FencingToken> attempt;
-    private final CompletableFuture<FencingToken> granted = new CompletableFuture<>();
-
-    TriedOnce(String name, String owner, CompletableFuture<FencingToken> attempt) {
-      this.name = name;
-      this.owner = owner;
-      this.attempt = attempt;
-      attempt.whenComplete((token, e) -> {
-        if (e != null) {
-          granted.completeExceptionally(FdbErrors.unwrap(e));
-        } else if (!granted.complete(token)) {
-          release(name, owner, token); // cancelled while the transaction ran: nobody will use the grant
-        }
-      });
-    }
-
-    @Override
-    public String name() {
-      return name;
-    }
-
-    @Override
-    public String owner() {
-      return owner;
-    }
-
-    @Override
-    public CompletableFuture<FencingToken> granted() {
-      return granted;
-    }
-
-    @Override
-    public CompletableFuture<Boolean> cancel() {
-      boolean ended = granted.cancel(false);
-      return attempt.handle((token, e) -> ended);
-    }
   }
 
   @Override
@@ -426,7 +383,6 @@ final class FdbSemaphoreService implements SemaphoreService {
     return FdbErrors.unwrapped(db.runAsync(body, executor));
   }
 
-
   private static void checkPermits(int permits) {
     if (permits < 1 || permits > MAX_PERMITS) {
       throw new IllegalArgumentException("permits must be between 1 and " + MAX_PERMITS + ", got " + permits);
@@ -611,6 +567,5 @@ final class FdbSemaphoreService implements SemaphoreService {
   }
 
   // ================================================================ a held permit
-
 
 }

@@ -2,7 +2,7 @@ package io.github.fdbcoord.rwlock;
 
 import com.apple.foundationdb.Transaction;
 import io.github.fdbcoord.fdb.FdbErrors;
-import io.github.fdbcoord.rwlock.FdbReadWriteLockService.Stamped;
+
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
