@@ -395,8 +395,11 @@ final class ClusterSchema {
     }, executor);
   }
 
-  /** Clears membership and registration log entries committed before {@code version}. */
+  /** Clears membership and registration log entries committed at or before {@code version}; nothing when it is not positive. */
   void trimLogs(Transaction tr, long version) {
+    if (version <= 0) {
+      return; // as trimCounterLog: a negative version would clear every entry
+    }
     tr.clear(memberLog.range().begin, memberLog.pack(Tuple.from(cursorAt(version))));
     tr.clear(registrationLog.range().begin, registrationLog.pack(Tuple.from(cursorAt(version))));
   }
@@ -573,8 +576,17 @@ final class ClusterSchema {
     return counterLog.pack(Tuple.from(name, Versionstamp.complete(stamp, 0)));
   }
 
-  /** Clears counter {@code name}'s log entries committed before {@code version}. */
+  /**
+   * Clears counter {@code name}'s log entries committed at or before {@code version}; nothing when {@code version} is not
+   * positive. A new FoundationDB cluster's versions start near 0, so a retention subtracted from them is negative for
+   * its first minute, and a negative version packs as a cursor after every entry: clearing up to it would take the
+   * entries of batches still being answered with it (their callers failed, "answered only after its log entry had
+   * been trimmed", on a fresh fdbserver).
+   */
   void trimCounterLog(Transaction tr, String name, long version) {
+    if (version <= 0) {
+      return;
+    }
     tr.clear(counterLog.range(Tuple.from(name)).begin, counterLog.pack(Tuple.from(name, cursorAt(version))));
   }
 }
