@@ -5,6 +5,7 @@ import io.github.fdbcoord.election.LeaderElection;
 import io.github.fdbcoord.election.Leadership;
 import io.github.fdbcoord.embedded.EmbeddedDatabase;
 import io.github.fdbcoord.mutex.MultiMutexHandle;
+import io.github.fdbcoord.mutex.MutexHandle;
 import io.github.fdbcoord.mutex.MutexOptions;
 import io.github.fdbcoord.mutex.MutexService;
 import io.github.fdbcoord.rwlock.LockMode;
@@ -43,7 +44,8 @@ import org.apache.curator.test.TestingServer;
 
 /**
  * The coordination recipes of issue 37 against Apache Curator's on ZooKeeper, in one run, alternating round by round
- * (which goes first alternates too): a 3-permit semaphore, a read-write lock (one access in four a write), a
+ * (which goes first alternates too): the mutex (each client a mutex of its own, then all one mutex; issue 36's
+ * "mutex cycles/s with 16 clients", run with {@code -Dbench.clients=16}), a 3-permit semaphore, a read-write lock (one access in four a write), a
  * multi-lock of 5 of 20 locks, each cycled by {@code bench.clients} clients (threads that acquire and release as
  * fast as they can), and the election's hand-over: the leader resigns, the time until the next candidate leads.
  * The store is the FoundationDB cluster {@code -Dbench.clusterFile} names ({@code libfdb_c.so} on
@@ -156,6 +158,14 @@ public final class RecipesBenchmark {
       });
     }
 
+    /** Each client acquires and releases a mutex of its own ({@code shared} false) or all the same mutex. */
+    double mutex(boolean shared) throws Exception {
+      return cyclesPerSecond((client, random) -> {
+        MutexHandle h = await(mutexes.acquire(shared ? "one" : "own-" + client, "c" + client, WAIT));
+        await(h.release());
+      });
+    }
+
     double multiLock() throws Exception {
       return cyclesPerSecond((client, random) -> {
         MultiMutexHandle h = await(mutexes.acquireAll(someLocks(random), "c" + client, WAIT));
@@ -238,6 +248,19 @@ public final class RecipesBenchmark {
       });
     }
 
+    double mutex(boolean shared) throws Exception {
+      InterProcessMutex[] locks = new InterProcessMutex[CLIENTS];
+      for (int i = 0; i < CLIENTS; i++) {
+        locks[i] = new InterProcessMutex(clients.get(i), root + "/mutex/" + (shared ? "one" : "own-" + i));
+      }
+      return cyclesPerSecond((client, random) -> {
+        if (!locks[client].acquire(WAIT.toSeconds(), TimeUnit.SECONDS)) {
+          throw new IllegalStateException("no lock within " + WAIT);
+        }
+        locks[client].release();
+      });
+    }
+
     double multiLock() throws Exception {
       return cyclesPerSecond((client, random) -> {
         List<InterProcessLock> locks = new ArrayList<>();
@@ -307,7 +330,8 @@ public final class RecipesBenchmark {
     String clusterFile = System.getProperty("bench.clusterFile");
     String label = clusterFile == null ? "embedded engine, in memory" : "FoundationDB 7.3 (" + clusterFile + ")";
     String run = UUID.randomUUID().toString().substring(0, 8);
-    String[] figures = {"semaphore cycles/s", "read-write lock cycles/s", "multi-lock (5 of 20) cycles/s", "election hand-over p50 ms"};
+    String[] figures = {"mutex, one each, cycles/s", "mutex, one shared, cycles/s", "semaphore cycles/s",
+        "read-write lock cycles/s", "multi-lock (5 of 20) cycles/s", "election hand-over p50 ms"};
     List<List<Double>> fdb = new ArrayList<>();
     List<List<Double>> zk = new ArrayList<>();
     for (int i = 0; i < figures.length; i++) {
@@ -327,13 +351,13 @@ public final class RecipesBenchmark {
             boolean onFdb = (side == 0) == fdbFirst;
             List<List<Double>> out = onFdb ? fdb : zk;
             double[] r = onFdb
-                ? new double[] {f.semaphore(), f.readWriteLock(), f.multiLock(), f.handOverMillis()}
-                : new double[] {c.semaphore(), c.readWriteLock(), c.multiLock(), c.handOverMillis()};
+                ? new double[] {f.mutex(false), f.mutex(true), f.semaphore(), f.readWriteLock(), f.multiLock(), f.handOverMillis()}
+                : new double[] {c.mutex(false), c.mutex(true), c.semaphore(), c.readWriteLock(), c.multiLock(), c.handOverMillis()};
             for (int i = 0; i < r.length; i++) {
               out.get(i).add(r[i]);
             }
             System.out.printf(Locale.ROOT, "round %d %-10s %s%n", round, onFdb ? "fdb" : "curator",
-                String.format(Locale.ROOT, "%.0f / %.0f / %.0f / %.2f", r[0], r[1], r[2], r[3]));
+                String.format(Locale.ROOT, "%.0f / %.0f / %.0f / %.0f / %.0f / %.2f", r[0], r[1], r[2], r[3], r[4], r[5]));
           }
         }
       }
