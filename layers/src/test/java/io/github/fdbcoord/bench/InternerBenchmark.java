@@ -81,6 +81,15 @@ public final class InternerBenchmark {
         }
         try (BenchTargets.Opened opened = target.open()) {
           runAll(opened.database(), target.label());
+          if (Boolean.parseBoolean(System.getProperty("bench.baseline", "true"))) {
+            // The server's capacity for this very work (issue 36's "share of the server's key-write capacity"):
+            // the same reads and writes without the layer, right after it, on the same server.
+            executor = opened.database().getExecutor();
+            Result raw = rawEngineBaseline(opened.database());
+            print(target.label(), "baseline: raw transactions doing the same reads and writes, strings/s", raw,
+                String.format(" mean batch latency %.1f ms; %,.0f key writes/s [%s] |", raw.meanLatencyMs(),
+                    2 * raw.count / (raw.nanos / 1e9), DurableStorageBenchmark.load()));
+          }
         }
         continue;
       }
