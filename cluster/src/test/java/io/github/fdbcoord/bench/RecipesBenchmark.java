@@ -44,7 +44,8 @@ import org.apache.curator.test.TestingServer;
 
 /**
  * The coordination recipes of issue 37 against Apache Curator's on ZooKeeper, in one run, alternating round by round
- * (which goes first alternates too): the mutex (each client a mutex of its own, then all one mutex; issue 36's
+ * (which goes first alternates too): each store's floor (every client writing a key or node of its own as fast as
+ * it can: a commit here, a ZooKeeper write there), the mutex (each client a mutex of its own, then all one mutex; issue 36's
  * "mutex cycles/s with 16 clients", run with {@code -Dbench.clients=16}), a 3-permit semaphore, a read-write lock (one access in four a write), a
  * multi-lock of 5 of 20 locks, each cycled by {@code bench.clients} clients (threads that acquire and release as
  * fast as they can), and the election's hand-over: the leader resigns, the time until the next candidate leads.
@@ -134,7 +135,12 @@ public final class RecipesBenchmark {
     final MutexService electionMutexes;
     final LeaderElection elections;
 
+    final Database db;
+    final String run;
+
     Fdb(Database db, String run) throws Exception {
+      this.db = db;
+      this.run = run;
       semaphores = await(SemaphoreService.open(db, SemaphoreOptions.builder().directory(List.of("bench", run, "sem")).build()));
       rwlocks = await(ReadWriteLockService.open(db, ReadWriteLockOptions.builder().directory(List.of("bench", run, "rw")).build()));
       mutexes = await(MutexService.open(db, MutexOptions.builder().directory(List.of("bench", run, "multi")).build()));
@@ -156,6 +162,18 @@ public final class RecipesBenchmark {
         ReadWriteLockHandle h = await(rwlocks.acquire("rw", "c" + client, mode, WAIT));
         await(h.release());
       });
+    }
+
+    /**
+     * The store's floor for these recipes: each client commits a blind write of one key of its own, as fast as it
+     * can (a read version and a commit). Every acquire and release here is at least one such commit.
+     */
+    double rawWrites() throws Exception {
+      byte[] value = new byte[8];
+      return cyclesPerSecond((client, random) -> await(db.runAsync(tr -> {
+        tr.set(com.apple.foundationdb.tuple.Tuple.from("bench", run, "raw", client).pack(), value);
+        return CompletableFuture.completedFuture(null);
+      })));
     }
 
     /** Each client acquires and releases a mutex of its own ({@code shared} false) or all the same mutex. */
@@ -248,6 +266,17 @@ public final class RecipesBenchmark {
       });
     }
 
+    /** ZooKeeper's floor: each client sets the data of a node of its own, as fast as it can (one write each). */
+    double rawWrites() throws Exception {
+      byte[] value = new byte[8];
+      for (int i = 0; i < CLIENTS; i++) {
+        if (clients.get(i).checkExists().forPath(root + "/raw/" + i) == null) { // made in an earlier round
+          clients.get(i).create().creatingParentsIfNeeded().forPath(root + "/raw/" + i, value);
+        }
+      }
+      return cyclesPerSecond((client, random) -> clients.get(client).setData().forPath(root + "/raw/" + client, value));
+    }
+
     double mutex(boolean shared) throws Exception {
       InterProcessMutex[] locks = new InterProcessMutex[CLIENTS];
       for (int i = 0; i < CLIENTS; i++) {
@@ -330,7 +359,7 @@ public final class RecipesBenchmark {
     String clusterFile = System.getProperty("bench.clusterFile");
     String label = clusterFile == null ? "embedded engine, in memory" : "FoundationDB 7.3 (" + clusterFile + ")";
     String run = UUID.randomUUID().toString().substring(0, 8);
-    String[] figures = {"mutex, one each, cycles/s", "mutex, one shared, cycles/s", "semaphore cycles/s",
+    String[] figures = {"raw writes/s (a key or node each)", "mutex, one each, cycles/s", "mutex, one shared, cycles/s", "semaphore cycles/s",
         "read-write lock cycles/s", "multi-lock (5 of 20) cycles/s", "election hand-over p50 ms"};
     List<List<Double>> fdb = new ArrayList<>();
     List<List<Double>> zk = new ArrayList<>();
@@ -351,13 +380,13 @@ public final class RecipesBenchmark {
             boolean onFdb = (side == 0) == fdbFirst;
             List<List<Double>> out = onFdb ? fdb : zk;
             double[] r = onFdb
-                ? new double[] {f.mutex(false), f.mutex(true), f.semaphore(), f.readWriteLock(), f.multiLock(), f.handOverMillis()}
-                : new double[] {c.mutex(false), c.mutex(true), c.semaphore(), c.readWriteLock(), c.multiLock(), c.handOverMillis()};
+                ? new double[] {f.rawWrites(), f.mutex(false), f.mutex(true), f.semaphore(), f.readWriteLock(), f.multiLock(), f.handOverMillis()}
+                : new double[] {c.rawWrites(), c.mutex(false), c.mutex(true), c.semaphore(), c.readWriteLock(), c.multiLock(), c.handOverMillis()};
             for (int i = 0; i < r.length; i++) {
               out.get(i).add(r[i]);
             }
             System.out.printf(Locale.ROOT, "round %d %-10s %s%n", round, onFdb ? "fdb" : "curator",
-                String.format(Locale.ROOT, "%.0f / %.0f / %.0f / %.0f / %.0f / %.2f", r[0], r[1], r[2], r[3], r[4], r[5]));
+                String.format(Locale.ROOT, "%.0f / %.0f / %.0f / %.0f / %.0f / %.0f / %.2f", r[0], r[1], r[2], r[3], r[4], r[5], r[6]));
           }
         }
       }

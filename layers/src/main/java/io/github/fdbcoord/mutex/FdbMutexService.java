@@ -49,7 +49,6 @@ final class FdbMutexService implements MutexService {
   final Executor executor;
   final ScheduledExecutorService scheduler;
   private final MutexOptions options;
-  private final long retentionVersions;
   private final boolean ownsScheduler;
   private final ConcurrentHashMap<String, OwnershipWatcher> watchers = new ConcurrentHashMap<>();
   private final Set<HeartbeatingHandle> handles = ConcurrentHashMap.newKeySet();
@@ -75,7 +74,7 @@ final class FdbMutexService implements MutexService {
       return t;
     }) : options.scheduler();
     this.incarnation = new Incarnation(options.hostId(), UUID.randomUUID().toString());
-    this.retentionVersions = options.eventRetention().toMillis() * (VERSIONS_PER_SECOND / 1000);
+    long retentionVersions = options.eventRetention().toMillis() * (VERSIONS_PER_SECOND / 1000);
     this.transitions = new MutexTransitions(schema, incarnation, retentionVersions, floors, db, executor,
         new HandOffHints(options.handOffNotifier()));
     this.ownerRemoval = new OwnerRemoval(schema, transitions);
