@@ -339,6 +339,64 @@ class NodeFailureTest {
     }
   }
 
+  /**
+   * The semaphores' and read-write locks' state watches share the mutex's limit and lease: a watcher that dies
+   * holds its slot only until its lease ends, and not sooner.
+   */
+  @Test
+  void aStateWatchNobodyRenewsEndsAfterItsLease() throws Exception {
+    JsonObject config = ServiceFixture.baseConfig();
+    config.getJsonObject("http").put("enabled", false);
+    long watchLeaseMs = 5_000; // as above: no watch ends before the third is refused on a loaded machine
+    config.getJsonObject("mutex").put("maxWatched", 2).put("watchLeaseMs", watchLeaseMs);
+    ServiceFixture f = ServiceFixture.start(vertx, config, null);
+    try {
+      List<String> layers = List.of(f.client.semaphoreAddress(), f.client.readWriteLockAddress());
+      long started = System.nanoTime();
+      for (String layer : layers) {
+        for (int i = 0; i < 2; i++) {
+          JsonObject reply = f.request(layer, "watch", new JsonObject().put("name", "s" + i).put("watcher", "dead"));
+          assertEquals(watchLeaseMs, reply.getLong("leaseMs"), reply::encode);
+          assertEquals(layer + ".events.s" + i, reply.getString("address"));
+          assertNotNull(reply.getString("version"), reply::encode);
+        }
+      }
+      ReplyException semaphores = f.failure(layers.get(0), "watch", new JsonObject().put("name", "s2")
+          .put("watcher", "me"), 409, "too_many_watched");
+      assertTrue(semaphores.getMessage().contains("publishes the state of 2 semaphores"), semaphores::getMessage);
+      ReplyException locks = f.failure(layers.get(1), "watch", new JsonObject().put("name", "s2")
+          .put("watcher", "me"), 409, "too_many_watched");
+      assertTrue(locks.getMessage().contains("publishes the state of 2 read-write locks"), locks::getMessage);
+      for (String layer : layers) {
+        // A refused watch sweeps the expired ones first, so the first accepted one is when the slots came back.
+        eventually("the unrenewed watches of " + layer + " end", Duration.ofSeconds(30), () -> {
+          try {
+            await(f.client.request(layer, "watch", new JsonObject().put("name", "s2").put("watcher", "me")));
+            return true;
+          } catch (RuntimeException e) {
+            ReplyException r = assertInstanceOf(ReplyException.class, e instanceof ReplyException ? e : e.getCause());
+            assertEquals(409, r.failureCode(), r::getMessage);
+            return false;
+          }
+        });
+      }
+      assertTrue(System.nanoTime() - started >= TimeUnit.MILLISECONDS.toNanos(watchLeaseMs),
+          "a slot came back before its watch's lease ended");
+      for (String layer : layers) {
+        // The first watch's lease ended first, so the sweep that gave a slot back ended it (the second's may still
+        // run).
+        JsonObject gone = f.request(layer, "unwatch", new JsonObject().put("name", "s0").put("watcher", "dead"));
+        assertFalse(gone.getBoolean("unwatched"), () -> "the lease ended it: " + gone.encode());
+        JsonObject unwatched = f.request(layer, "unwatch", new JsonObject().put("name", "s2").put("watcher", "me"));
+        assertTrue(unwatched.getBoolean("unwatched"), unwatched::encode);
+        JsonObject again = f.request(layer, "unwatch", new JsonObject().put("name", "s2").put("watcher", "me"));
+        assertFalse(again.getBoolean("unwatched"), again::encode);
+      }
+    } finally {
+      f.close();
+    }
+  }
+
   private static int mutexVerticleWatched(ServiceFixture f) {
     return f.service.watchedMutexCount();
   }

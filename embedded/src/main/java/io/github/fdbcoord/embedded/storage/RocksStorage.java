@@ -7,24 +7,12 @@ import io.vertx.core.internal.logging.LoggerFactory;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
-import java.util.concurrent.atomic.AtomicReference;
-import org.rocksdb.BlockBasedTableConfig;
-import org.rocksdb.BloomFilter;
 import org.rocksdb.Checkpoint;
-import org.rocksdb.Cache;
-import org.rocksdb.ColumnFamilyDescriptor;
 import org.rocksdb.ColumnFamilyHandle;
-import org.rocksdb.ColumnFamilyOptions;
-import org.rocksdb.DBOptions;
-import org.rocksdb.Env;
 import org.rocksdb.FlushOptions;
-import org.rocksdb.LiveFileMetaData;
 import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
@@ -54,7 +42,6 @@ public final class RocksStorage implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(RocksStorage.class);
   /** The subdirectory of the data directory that RocksDB owns. */
   public static final String DIRECTORY = "storage";
-  private static final byte[] META_FAMILY = "engine-meta".getBytes(StandardCharsets.US_ASCII);
   private static final byte[] DURABLE_VERSION_KEY = "durable-version".getBytes(StandardCharsets.US_ASCII);
   /** Present once the commit log beside this storage keeps a manifest: from then on it must have one. */
   private static final byte[] LOG_MANIFEST_KEY = "log-manifest".getBytes(StandardCharsets.US_ASCII);
@@ -64,14 +51,12 @@ public final class RocksStorage implements AutoCloseable {
   }
 
   private final Path dir;
+  private final RocksHandles handles;
   private final RocksDB db;
   private final ColumnFamilyHandle data;
   private final ColumnFamilyHandle meta;
-  private final List<AutoCloseable> resources;
-  /** Tracks the table files' sizes; decides whether a compaction may start (see {@link #roomForCompactions}). */
-  private final SstFileManager files;
-  /** Whether compactions are limited ({@link #roomForCompactions}): only then is their size in flight read. */
-  private final boolean compactionsLimited;
+  /** Whether a compaction may start ({@link #roomForCompactions}), and what the running ones take. */
+  private final StorageSpace space;
   private final WriteOptions unlogged;
   /** {@link #unlogged}, failing at once where RocksDB would make the write wait (see {@link #tryApply}). */
   private final WriteOptions unloggedNoWait;
@@ -83,28 +68,26 @@ public final class RocksStorage implements AutoCloseable {
   /** An apply up to this version may be visible to readers (set before RocksDB is written). */
   private volatile long applyingVersion;
   private volatile boolean closed;
-  /** The first damage found in the storage's files (by a read, a write or the scrub), or null. */
-  private final AtomicReference<StorageFailure> damage = new AtomicReference<>();
-  /** Table files the RocksDB MANIFEST did not list when the storage was opened (see {@link #open}). */
-  private final List<String> unlistedTables;
+  /** Classifies RocksDB's failures; keeps the first damage found in the storage's files. */
+  private final StorageDamage damage;
+  private final RocksProperties properties;
   /** Serialises {@link #checkpoint} with {@link #close}: a checkpoint of a closed database would touch freed memory. */
   private final Object lifecycle = new Object();
 
-  private RocksStorage(Path dir, RocksDB db, ColumnFamilyHandle data, ColumnFamilyHandle meta,
-      List<AutoCloseable> resources, SstFileManager files, boolean compactionsLimited, long durableVersion,
-      long rowCacheBytes, List<String> unlistedTables) {
+  private RocksStorage(Path dir, RocksHandles handles, boolean compactionsLimited, long durableVersion,
+      long rowCacheBytes) {
     this.dir = dir;
-    this.files = files;
-    this.compactionsLimited = compactionsLimited;
-    this.unlistedTables = unlistedTables;
-    this.db = db;
-    this.data = data;
-    this.meta = meta;
-    this.resources = resources;
+    this.handles = handles;
+    this.db = handles.db;
+    this.data = handles.data;
+    this.meta = handles.meta;
+    this.space = new StorageSpace(handles.db, handles.files, compactionsLimited);
+    this.damage = new StorageDamage(dir);
+    this.properties = new RocksProperties(dir, handles.db, handles.data, damage);
     this.unlogged = new WriteOptions().setDisableWAL(true);
     this.unloggedNoWait = new WriteOptions().setDisableWAL(true).setNoSlowdown(true);
     this.reads = new ReadOptions();
-    this.rows = rowCacheBytes > 0 ? new RowCache(rowCacheBytes) : null;
+    this.rows = rowCacheBytes > 0 ? new RowCache(rowCacheBytes, this::read) : null;
     this.durableVersion = durableVersion;
     this.applyingVersion = durableVersion;
   }
@@ -152,75 +135,14 @@ public final class RocksStorage implements AutoCloseable {
   public static RocksStorage open(Path dataDirectory, long cacheBytes, long writeBufferBytes, long rowCacheBytes,
       boolean verifyChecksums, boolean forReplay, boolean compactionsWaitForRoom) throws IOException {
     Path dir = dataDirectory.resolve(DIRECTORY);
-    Files.createDirectories(dir);
-    StorageFiles.refuseMissingCurrent(dir);
-    List<String> unlisted = StorageFiles.keepUnlistedTables(dataDirectory, dir);
-    if (verifyChecksums) {
-      List<String> damaged = StorageFiles.verifyTables(dir);
-      if (!damaged.isEmpty()) {
-        throw new IOException("the engine's storage " + dir + " is damaged (checksums verified at open): "
-            + String.join("; ", damaged));
-      }
-    }
-    List<AutoCloseable> resources = new ArrayList<>();
-    Cache cache = RocksTuning.blockCache(cacheBytes);
-    resources.add(cache);
-    BloomFilter bloom = new BloomFilter(10, false);
-    resources.add(bloom);
-    BlockBasedTableConfig table = RocksTuning.tableConfig(cache, bloom);
-    ColumnFamilyOptions family = RocksTuning.columnFamily(table, writeBufferBytes);
-    resources.add(family);
-    ColumnFamilyOptions dataFamily = family;
-    if (forReplay) {
-      dataFamily = RocksTuning.replayFamily(table, writeBufferBytes);
-      resources.add(dataFamily);
-    }
-    SstFileManager files;
+    RocksHandles handles = RocksHandles.open(dataDirectory, dir, cacheBytes, writeBufferBytes, verifyChecksums,
+        forReplay, compactionsWaitForRoom);
     try {
-      files = new SstFileManager(Env.getDefault());
-    } catch (RocksDBException e) {
-      closeAll(resources);
-      throw new IOException("cannot open the engine's storage " + dir + ": " + e.getMessage(), e);
-    }
-    resources.add(files);
-    if (compactionsWaitForRoom) {
-      // Room for nothing beyond the files RocksDB finds at open (it counts them as it opens them).
-      files.setCompactionBufferSize(SPACE_LIMIT_SLACK);
-      files.setMaxAllowedSpaceUsage(SPACE_LIMIT_SLACK);
-    }
-    DBOptions options = RocksTuning.database(files);
-    if (compactionsWaitForRoom) {
-      // RocksDB reserves 1.1 x the target file size (about 70 MiB) ahead of each compaction output with fallocate:
-      // a 70 MiB compaction given room for 70 MiB took 130 MiB and a file system's last byte at a reopen.
-      options.setAllowFAllocate(false);
-    }
-    if (forReplay) {
-      // A vector memtable takes one writer at a time; its flushes run side by side, synced once at their end.
-      options.setAllowConcurrentMemtableWrite(false).setBytesPerSync(0).setMaxBackgroundJobs(4);
-    }
-    resources.add(options);
-    List<ColumnFamilyDescriptor> families = List.of(
-        new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, dataFamily),
-        new ColumnFamilyDescriptor(META_FAMILY, family));
-    List<ColumnFamilyHandle> handles = new ArrayList<>();
-    RocksDB db;
-    try {
-      db = RocksDB.open(options, dir.toString(), families, handles);
-    } catch (RocksDBException e) {
-      closeAll(resources);
-      throw StorageFiles.openFailure(dataDirectory, dir, e);
-    }
-    try {
-      byte[] recorded = db.get(handles.get(1), DURABLE_VERSION_KEY);
+      byte[] recorded = handles.db.get(handles.meta, DURABLE_VERSION_KEY);
       long durable = recorded == null ? 0 : ByteBuffer.wrap(recorded).getLong();
-      List<AutoCloseable> owned = new ArrayList<>(handles);
-      owned.addAll(resources);
-      return new RocksStorage(dir, db, handles.get(0), handles.get(1), owned, files, compactionsWaitForRoom, durable, rowCacheBytes,
-          unlisted);
+      return new RocksStorage(dir, handles, compactionsWaitForRoom, durable, rowCacheBytes);
     } catch (RocksDBException | RuntimeException e) {
-      handles.forEach(ColumnFamilyHandle::close);
-      db.close();
-      closeAll(resources);
+      handles.close();
       if (e instanceof RocksDBException r) {
         throw StorageFiles.openFailure(dataDirectory, dir, r);
       }
@@ -233,29 +155,12 @@ public final class RocksStorage implements AutoCloseable {
 
   /** What {@link #open} found unlisted, as a sentence for an error that follows it, or "" when nothing. */
   public String unlistedTablesNote() {
-    if (unlistedTables.isEmpty()) {
-      return "";
-    }
-    // Also a crash's leftovers are unlisted: only a storage older than the log makes them lost data.
-    return "; the storage's RocksDB MANIFEST did not list the table files " + String.join(", ", unlistedTables)
-        + " found in " + dir + ": if the storage is older than the log says, its MANIFEST was damaged (cut or"
-        + " overwritten) and lost them; copies are kept in " + dir.resolveSibling(UNLISTED_DIRECTORY);
+    return StorageFiles.unlistedTablesNote(dir, handles.unlistedTables);
   }
 
   /** Drops the copies of unlisted table files once the engine opened: they were a crashed flush's leftovers. */
   public void dropUnlistedTables() throws IOException {
-    if (unlistedTables.isEmpty()) {
-      return;
-    }
-    Path kept = dir.resolveSibling(UNLISTED_DIRECTORY);
-    for (String name : unlistedTables) {
-      Files.deleteIfExists(kept.resolve(name));
-    }
-    try (var left = Files.list(kept)) {
-      if (left.findAny().isEmpty()) {
-        Files.delete(kept);
-      }
-    }
+    StorageFiles.dropUnlistedTables(dir, handles.unlistedTables);
   }
 
   /**
@@ -266,19 +171,9 @@ public final class RocksStorage implements AutoCloseable {
     return StorageFiles.verifyTables(dir);
   }
 
-  /** The table files the open storage lists now, with their sizes, for the scrub. */
-  Map<Path, Long> liveTables() {
-    Map<Path, Long> tables = new TreeMap<>();
-    for (LiveFileMetaData f : db.getLiveFilesMetaData()) {
-      tables.put(dir.resolve(StorageFiles.fileName(f.fileName())), f.size());
-    }
-    return tables;
-  }
-
   /** Records what the scrub found wrong with {@code file}, as a read that met it would. */
   void reportDamagedTable(Path file, String problem) {
-    reportDamage(new StorageFailure("the engine's storage is damaged: " + file + " (scrubbing " + dir + ": " + problem
-        + ")", null, true, file.toString()));
+    damage.reportTable(file, problem);
   }
 
   public Path directory() {
@@ -292,28 +187,7 @@ public final class RocksStorage implements AutoCloseable {
 
   /** The value stored for {@code key}, or null. */
   byte[] get(byte[] key) {
-    if (rows == null) {
-      return read(key);
-    }
-    byte[] cached = rows.lookup(key);
-    if (cached != null) {
-      return cached;
-    }
-    long seen = rows.generation();
-    byte[] value = read(key);
-    if (value != null) {
-      rows.offer(key, value, seen);
-    }
-    return value;
-  }
-
-  /** The entries (writes, deletes and range deletions) in RocksDB's mutable memtable of the data (for tests). */
-  long entriesInMutableMemtable() {
-    try {
-      return db.getLongProperty(data, "rocksdb.num-entries-active-mem-table");
-    } catch (RocksDBException e) {
-      throw failure("reading a property of", e);
-    }
+    return rows == null ? read(key) : rows.get(key);
   }
 
   /** Whether the row cache holds {@code key} (for tests). */
@@ -325,7 +199,7 @@ public final class RocksStorage implements AutoCloseable {
     try {
       return db.get(data, reads, key);
     } catch (RocksDBException e) {
-      throw failure("reading", e);
+      throw damage.failure("reading", e);
     }
   }
 
@@ -345,39 +219,14 @@ public final class RocksStorage implements AutoCloseable {
     try {
       it.status();
     } catch (RocksDBException e) {
-      throw failure("reading", e);
+      throw damage.failure("reading", e);
     }
     return false;
   }
 
-  /**
-   * The failure {@code e} of {@code action} ("reading", "writing", ...), classified by RocksDB's status
-   * code; damage is also recorded as the storage's {@link #damage()}.
-   */
-  private StorageFailure failure(String action, RocksDBException e) {
-    Status status = e.getStatus();
-    String state = StorageFiles.stateOf(e);
-    if (status != null && status.getCode() == Status.Code.Corruption) {
-      String file = StorageFiles.namedFile(state);
-      StorageFailure f = new StorageFailure("the engine's storage is damaged" + (file != null ? ": " + file : "")
-          + " (" + action + " " + dir + ": " + state + ")", e, true, file);
-      reportDamage(f);
-      return f;
-    }
-    return new StorageFailure(action + " " + dir + " failed: " + state, e, false, null);
-  }
-
-  /** Records {@code found} as the storage's damage unless some was found before; logs it once. */
-  void reportDamage(StorageFailure found) {
-    if (damage.compareAndSet(null, found)) {
-      LOG.error("engine storage " + dir + ": " + found.getMessage() + ". Reads of the damaged data fail with error "
-          + "1522 (file_corrupt) until the data directory is restored from a backup; `verify` lists every damaged file");
-    }
-  }
-
-  /** The first damage found in the storage's files, or null while none was. */
+  /** The first damage found in the storage's files (by a read, a write or the scrub), or null while none was. */
   public StorageFailure damage() {
-    return damage.get();
+    return damage.first();
   }
 
   /** Fails with {@link VersionedStore.TooOld} when what a reader at {@code readVersion} just read may be newer. */
@@ -433,7 +282,7 @@ public final class RocksStorage implements AutoCloseable {
       }
       db.write(options, b);
     } catch (RocksDBException e) {
-      throw failure("writing", e);
+      throw damage.failure("writing", e);
     } finally {
       if (rows != null) {
         rows.endApply(batch.keys, batch.anyRange);
@@ -445,13 +294,12 @@ public final class RocksStorage implements AutoCloseable {
     }
   }
 
-
   /** Whether the commit log beside this storage has kept a manifest (so a missing one is damage). */
   public boolean logManifestRequired() {
     try {
       return db.get(meta, LOG_MANIFEST_KEY) != null;
     } catch (RocksDBException e) {
-      throw failure("reading", e);
+      throw damage.failure("reading", e);
     }
   }
 
@@ -460,7 +308,7 @@ public final class RocksStorage implements AutoCloseable {
     try (WriteOptions synced = new WriteOptions().setSync(true)) {
       db.put(meta, synced, LOG_MANIFEST_KEY, new byte[] {1});
     } catch (RocksDBException e) {
-      throw failure("writing", e);
+      throw damage.failure("writing", e);
     }
   }
 
@@ -483,17 +331,10 @@ public final class RocksStorage implements AutoCloseable {
       try (Checkpoint checkpoint = Checkpoint.create(db)) {
         checkpoint.createCheckpoint(target.toString());
       } catch (RocksDBException e) {
-        throw failure("a checkpoint into " + target + " of", e);
+        throw damage.failure("a checkpoint into " + target + " of", e);
       }
     }
   }
-
-  /**
-   * Far more than any disk: added to both RocksDB's space limit and the headroom it asks of a compaction, so
-   * that the limit decides compactions alone. A flush or compaction output that takes the table files past the
-   * limit itself stops RocksDB until {@code Resume}, which the Java API lacks; the slack keeps that out of reach.
-   */
-  private static final long SPACE_LIMIT_SLACK = 1L << 40;
 
   /**
    * Lets RocksDB start a compaction only while its inputs (its estimate of its output, which exists beside them
@@ -507,55 +348,31 @@ public final class RocksStorage implements AutoCloseable {
       if (closed) {
         return;
       }
-      files.setCompactionBufferSize(SPACE_LIMIT_SLACK);
-      files.setMaxAllowedSpaceUsage(files.getTotalSize() + Math.max(0, bytes) + SPACE_LIMIT_SLACK);
+      space.allowCompactions(bytes);
     }
   }
 
   /**
    * What the compactions running now may still write: the size of their inputs (their output, which exists beside
    * them until they end, is about as large). 0 when compactions are not limited ({@code compactionsWaitForRoom}).
-   *
-   * <p>Read from the table files RocksDB marks as being compacted, not from its compaction callbacks: a callback
-   * attaches a RocksDB thread to the JVM, and one that ended while the JVM exited (RocksDB's exit handler joins its
-   * threads with the JVM's lock held) hung the process for ever.
    */
   public long compactionBytesInFlight() {
-    if (!compactionsLimited) {
+    if (!space.compactionsLimited()) {
       return 0;
     }
     synchronized (lifecycle) {
-      if (closed) {
-        return 0;
-      }
-      long bytes = 0;
-      for (LiveFileMetaData f : db.getLiveFilesMetaData()) {
-        if (f.beingCompacted()) {
-          bytes += f.size();
-        }
-      }
-      return bytes;
+      return closed ? 0 : space.compactionBytesInFlight();
     }
   }
 
   /** What makes RocksDB slow or stop writes, for a log line: the data's level-0 table files and memtables. */
   public String stallCause() {
-    try {
-      return db.getProperty(data, "rocksdb.num-files-at-level0") + " table files at level 0, "
-          + db.getProperty(data, "rocksdb.num-immutable-mem-table") + " memtables waiting for a flush, "
-          + db.getProperty(data, "rocksdb.estimate-pending-compaction-bytes") + " bytes waiting for compaction";
-    } catch (RocksDBException e) {
-      return "unknown: " + StorageFiles.stateOf(e);
-    }
+    return properties.stallCause();
   }
 
-  /** Table files at level 0 of the data, which compactions move down (for tests). */
-  long tableFilesAtLevel0() {
-    try {
-      return Long.parseLong(db.getProperty(data, "rocksdb.num-files-at-level0"));
-    } catch (RocksDBException e) {
-      throw failure("reading a property of", e);
-    }
+  /** RocksDB's properties of the data and the table files it lists (for the scrub and tests). */
+  RocksProperties properties() {
+    return properties;
   }
 
   /** Makes everything applied so far durable in RocksDB's own files (the log behind it can then go). */
@@ -565,7 +382,7 @@ public final class RocksStorage implements AutoCloseable {
     try (FlushOptions options = new FlushOptions().setWaitForFlush(true).setAllowWriteStall(true)) {
       db.flush(options, List.of(data, meta));
     } catch (RocksDBException e) {
-      throw failure("flushing", e);
+      throw damage.failure("flushing", e);
     }
   }
 
@@ -589,26 +406,7 @@ public final class RocksStorage implements AutoCloseable {
     unlogged.close();
     unloggedNoWait.close();
     reads.close();
-    for (AutoCloseable r : resources) {
-      if (r instanceof ColumnFamilyHandle h) {
-        h.close();
-      }
-    }
-    db.close();
-    closeAll(resources);
-  }
-
-  private static void closeAll(List<AutoCloseable> resources) {
-    for (AutoCloseable r : resources) {
-      if (r instanceof ColumnFamilyHandle) {
-        continue;
-      }
-      try {
-        r.close();
-      } catch (Exception e) {
-        // Native handles: nothing left to do.
-      }
-    }
+    handles.close();
   }
 
   /** Collects the writes of one apply. */
@@ -626,7 +424,7 @@ public final class RocksStorage implements AutoCloseable {
           keys.add(key);
         }
       } catch (RocksDBException e) {
-        throw failure("batching a write for", e);
+        throw damage.failure("batching a write for", e);
       }
     }
 
@@ -638,7 +436,7 @@ public final class RocksStorage implements AutoCloseable {
           keys.add(key);
         }
       } catch (RocksDBException e) {
-        throw failure("batching a clear for", e);
+        throw damage.failure("batching a clear for", e);
       }
     }
 
@@ -648,7 +446,7 @@ public final class RocksStorage implements AutoCloseable {
         batch.deleteRange(data, begin, end);
         anyRange = true;
       } catch (RocksDBException e) {
-        throw failure("batching a range clear for", e);
+        throw damage.failure("batching a range clear for", e);
       }
     }
 
@@ -669,13 +467,7 @@ public final class RocksStorage implements AutoCloseable {
    * failed write can be retried.
    */
   public static boolean outOfSpace(Throwable failure) {
-    for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      if (t instanceof RocksDBException r && r.getStatus() != null
-          && r.getStatus().getSubCode() == Status.SubCode.NoSpace) {
-        return true;
-      }
-    }
-    return false;
+    return StorageSpace.outOfSpace(failure);
   }
 
   /**

@@ -6,6 +6,7 @@ import io.github.fdbcoord.embedded.bytes.KeyHash;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.UnaryOperator;
 
 /**
  * Values read from the storage, by key, on the heap: a hot key is answered without a call into
@@ -29,6 +30,8 @@ final class RowCache {
   private static final int ENTRY_OVERHEAD = 96;
 
   private final long maxBytes;
+  /** Reads a key's value from the storage (null when absent). */
+  private final UnaryOperator<byte[]> storage;
   /** Replaced by an empty one when an apply clears a range. */
   private volatile Cache<Key, byte[]> cache;
   private final AtomicLong generation = new AtomicLong();
@@ -50,8 +53,9 @@ final class RowCache {
     }
   }
 
-  RowCache(long maxBytes) {
+  RowCache(long maxBytes, UnaryOperator<byte[]> storage) {
     this.maxBytes = maxBytes;
+    this.storage = storage;
     this.cache = newCache(maxBytes);
   }
 
@@ -70,13 +74,22 @@ final class RowCache {
     return cache.getIfPresent(Key.of(key));
   }
 
-  /** The generation to pass to {@link #offer}, noted before the storage is read. */
-  long generation() {
-    return generation.get();
+  /** The value of {@code key}: the cached one, else the one the storage holds, offered to the cache. */
+  byte[] get(byte[] key) {
+    byte[] cached = lookup(key);
+    if (cached != null) {
+      return cached;
+    }
+    long seen = generation.get();
+    byte[] value = storage.apply(key);
+    if (value != null) {
+      offer(key, value, seen);
+    }
+    return value;
   }
 
   /** Caches the value the storage holds for {@code key}, unless an apply may have changed it since {@code seen}. */
-  void offer(byte[] key, byte[] value, long seen) {
+  private void offer(byte[] key, byte[] value, long seen) {
     if ((seen & 1) != 0) {
       return;
     }

@@ -23,7 +23,8 @@ import org.rocksdb.Status;
 /**
  * The storage's files as seen before and beside an open: why an open failed (by RocksDB's status code,
  * never by words in its message), a missing {@code CURRENT}, table files a damaged MANIFEST no longer
- * lists (kept before RocksDB's open deletes them), and every table's checksums read block by block.
+ * lists (kept before RocksDB's open deletes them, dropped once the engine opened), and every table's checksums
+ * read block by block.
  */
 final class StorageFiles {
   private StorageFiles() {}
@@ -98,6 +99,33 @@ final class StorageFiles {
       }
     }
     return List.copyOf(present);
+  }
+
+  /** What {@link #keepUnlistedTables} kept of {@code dir}, as a sentence for an error that follows it, or "" when nothing. */
+  static String unlistedTablesNote(Path dir, List<String> unlisted) {
+    if (unlisted.isEmpty()) {
+      return "";
+    }
+    // Also a crash's leftovers are unlisted: only a storage older than the log makes them lost data.
+    return "; the storage's RocksDB MANIFEST did not list the table files " + String.join(", ", unlisted)
+        + " found in " + dir + ": if the storage is older than the log says, its MANIFEST was damaged (cut or"
+        + " overwritten) and lost them; copies are kept in " + dir.resolveSibling(RocksStorage.UNLISTED_DIRECTORY);
+  }
+
+  /** Deletes the copies {@link #keepUnlistedTables} kept of {@code dir}, and their directory once it is empty. */
+  static void dropUnlistedTables(Path dir, List<String> unlisted) throws IOException {
+    if (unlisted.isEmpty()) {
+      return;
+    }
+    Path kept = dir.resolveSibling(RocksStorage.UNLISTED_DIRECTORY);
+    for (String name : unlisted) {
+      Files.deleteIfExists(kept.resolve(name));
+    }
+    try (var left = Files.list(kept)) {
+      if (left.findAny().isEmpty()) {
+        Files.delete(kept);
+      }
+    }
   }
 
   static Set<String> tableFiles(Path dir) throws IOException {

@@ -67,7 +67,7 @@ public final class StorageScrub implements AutoCloseable {
   private long[] pass() {
     long bytes = 0;
     long damaged = 0;
-    Map<Path, Long> tables = storage.liveTables();
+    Map<Path, Long> tables = storage.properties().liveTables();
     for (Map.Entry<Path, Long> table : tables.entrySet()) {
       if (stopped) {
         return null;

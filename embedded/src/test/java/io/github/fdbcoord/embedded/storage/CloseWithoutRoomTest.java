@@ -46,7 +46,7 @@ class CloseWithoutRoomTest {
       write(storage, t, t);
       storage.flush();
     }
-    assertEquals(flushed, storage.tableFilesAtLevel0(), "no compaction ran without room for it");
+    assertEquals(flushed, storage.properties().tableFilesAtLevel0(), "no compaction ran without room for it");
     write(storage, flushed + 1, flushed + 1);
 
     Thread closing = new Thread(storage::close, "closing");

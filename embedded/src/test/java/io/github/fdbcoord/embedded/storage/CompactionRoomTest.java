@@ -45,11 +45,11 @@ class CompactionRoomTest {
         storage.apply(batch, ++version);
         storage.flush();
       }
-      assertEquals(TABLES, storage.tableFilesAtLevel0(),
+      assertEquals(TABLES, storage.properties().tableFilesAtLevel0(),
           "no compaction ran without room for it: every flush's table file is still at level 0");
       storage.roomForCompactions(1L << 30);
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-      while (storage.tableFilesAtLevel0() >= TABLES) {
+      while (storage.properties().tableFilesAtLevel0() >= TABLES) {
         if (System.nanoTime() > deadline) {
           throw new AssertionError("no compaction within 30 s once there was room for it");
         }

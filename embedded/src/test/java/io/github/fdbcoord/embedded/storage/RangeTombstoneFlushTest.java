@@ -51,7 +51,7 @@ class RangeTombstoneFlushTest {
       }
       storage.apply(fill, ++version);
       storage.flush();
-      assertEquals(0, storage.entriesInMutableMemtable(), "a flush leaves the mutable memtable empty");
+      assertEquals(0, storage.properties().entriesInMutableMemtable(), "a flush leaves the mutable memtable empty");
       // From here on the memtable receives nothing but range deletions (every odd group, one commit
       // each), so its entry count is the number of range deletions it holds.
       long most = 0;
@@ -61,7 +61,7 @@ class RangeTombstoneFlushTest {
         clear.clearRange(key(g, 0), key(g + 1, 0));
         storage.apply(clear, ++version);
         clears++;
-        most = Math.max(most, storage.entriesInMutableMemtable());
+        most = Math.max(most, storage.properties().entriesInMutableMemtable());
       }
       assertTrue(clears > 2 * limit, "the test must issue well over the limit of range clears");
       assertTrue(most <= limit,

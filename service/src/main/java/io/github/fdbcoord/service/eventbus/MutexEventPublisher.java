@@ -13,16 +13,14 @@ import io.vertx.core.json.JsonObject;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 /**
  * The lock events this node publishes on {@code <prefix>.mutex.events.<name>}: a mutex is
  * published while at least one watcher's lease runs (watchers renew with the {@code watch} action),
- * from one subscription to its event log however many watchers it has. A watch reply replays what
- * a returning watcher missed.
+ * from one subscription to its event log however many watchers it has ({@link LeasedWatches}). A watch reply
+ * replays what a returning watcher missed.
  */
 final class MutexEventPublisher {
   /** Longest replay of missed events in one watch reply; a longer gap is reported as a gap. */
@@ -31,19 +29,15 @@ final class MutexEventPublisher {
   private final Vertx vertx;
   private final String addressPrefix;
   private final MutexService mutexes;
-  private final int maxWatched;
-  private final Duration watchLease;
   private final StoreWorkers workers;
   private final Metrics metrics;
-  /** Watched mutexes: their subscription and the watchers (id to expiry, ms on the wall clock) keeping it. */
-  private final Map<String, Watch> watched = new ConcurrentHashMap<>();
+  private final LeasedWatches<Events> watches;
 
-  private static final class Watch {
-    final CompletableFuture<MutexSubscription> subscription;
-    final Map<String, Long> watchers = new ConcurrentHashMap<>();
-
-    Watch(CompletableFuture<MutexSubscription> subscription) {
-      this.subscription = subscription;
+  /** A watched mutex's subscription to its event log. */
+  private record Events(CompletableFuture<MutexSubscription> opened) implements LeasedWatches.Subscription {
+    @Override
+    public void close() {
+      opened.thenAccept(MutexSubscription::close);
     }
   }
 
@@ -52,10 +46,10 @@ final class MutexEventPublisher {
     this.vertx = vertx;
     this.addressPrefix = addressPrefix;
     this.mutexes = mutexes;
-    this.maxWatched = maxWatched;
-    this.watchLease = watchLease;
     this.workers = workers;
     this.metrics = metrics;
+    this.watches = new LeasedWatches<>(vertx, maxWatched, watchLease, workers,
+        "this node already publishes the events of " + maxWatched + " mutexes (mutex.maxWatched)", this::subscribe);
   }
 
   /**
@@ -64,63 +58,33 @@ final class MutexEventPublisher {
    * null: the newest sequence), the lease and the address.
    */
   Future<JsonObject> watch(String name, String watcher, FencingToken after, FencingToken since) {
-    return subscribe(name, watcher).compose(v -> since != null ? replaySince(name, since) : replay(name, after))
-        .map(reply -> reply.put("name", name).put("leaseMs", watchLease.toMillis())
+    return watches.watch(name, watcher, Events::opened)
+        .compose(v -> since != null ? replaySince(name, since) : replay(name, after))
+        .map(reply -> reply.put("name", name).put("leaseMs", watches.lease().toMillis())
             .put("address", WireProtocol.mutexEventsAddress(addressPrefix, name)));
   }
 
   /** The {@code unwatch} action: whether {@code watcher} watched {@code name}; the last watcher ends the watch. */
   boolean unwatch(String name, String watcher) {
-    Watch w = watched.get(name);
-    boolean removed = w != null && w.watchers.remove(watcher) != null;
-    if (w != null && w.watchers.isEmpty()) {
-      unwatch(name, w);
-    }
-    return removed;
+    return watches.unwatch(name, watcher);
   }
 
   /** Ends every watch (on stop). */
   void close() {
-    watched.values().forEach(w -> w.subscription.thenAccept(MutexSubscription::close));
-    watched.clear();
+    watches.close();
   }
 
   private <T> Future<T> store(Supplier<? extends CompletableFuture<T>> call) {
     return workers.callAndStay(call);
   }
 
-  /**
-   * Starts (or renews) {@code watcher}'s watch of {@code name}: this node publishes the mutex's
-   * events while at least one watcher's lease runs (once per mutex, however many watchers).
-   */
-  private Future<Void> subscribe(String name, String watcher) {
-    Watch existing = watched.get(name);
-    if (existing == null && watched.size() >= maxWatched) {
-      sweep();
-      if (watched.size() >= maxWatched) {
-        return Future.failedFuture(FailureCodes.failure(FailureCodes.CONFLICT, "too_many_watched",
-            "this node already publishes the events of " + maxWatched + " mutexes (mutex.maxWatched)"));
-      }
-    }
+  /** Publishes the events of mutex {@code name} on its address (once per mutex, however many watchers). */
+  private Events subscribe(String name) {
     String address = WireProtocol.mutexEventsAddress(addressPrefix, name);
-    long expiry = System.currentTimeMillis() + watchLease.toMillis();
-    return store(() -> {
-      Watch w = watched.computeIfAbsent(name, n -> {
-        Watch fresh = new Watch(mutexes.subscribe(n, event -> {
-          metrics.lockEvent(event.type().name());
-          vertx.eventBus().publish(address, MutexWire.event(event));
-        }));
-        // A failed subscription is forgotten, so that a later watch retries it.
-        fresh.subscription.whenComplete((s, e) -> {
-          if (e != null) {
-            watched.remove(n, fresh);
-          }
-        });
-        return fresh;
-      });
-      w.watchers.put(watcher, expiry);
-      return w.subscription;
-    }).mapEmpty();
+    return new Events(mutexes.subscribe(name, event -> {
+      metrics.lockEvent(event.type().name());
+      vertx.eventBus().publish(address, MutexWire.event(event));
+    }));
   }
 
   /**
@@ -159,26 +123,8 @@ final class MutexEventPublisher {
     });
   }
 
-  /** Ends the watches whose watchers all let their lease run out, giving their slots back. */
-  void sweep() {
-    long now = System.currentTimeMillis();
-    for (Map.Entry<String, Watch> e : watched.entrySet()) {
-      Watch w = e.getValue();
-      w.watchers.values().removeIf(expiry -> expiry < now);
-      if (w.watchers.isEmpty()) {
-        unwatch(e.getKey(), w);
-      }
-    }
-  }
-
-  private void unwatch(String name, Watch w) {
-    if (w.watchers.isEmpty() && watched.remove(name, w)) {
-      w.subscription.thenAccept(MutexSubscription::close);
-    }
-  }
-
   /** How many mutexes this node publishes the events of. */
   int count() {
-    return watched.size();
+    return watches.count();
   }
 }

@@ -80,7 +80,6 @@ public final class MutexVerticle extends LayerVerticle {
   /** The lock events this node publishes (created on start: it needs Vert.x). */
   private MutexEventPublisher events;
   private long livenessTimer = -1;
-  private long watchSweepTimer = -1;
   /** Acquires waiting through this verticle: ended on abandon, on their requester's departure and on stop. */
   private final RequesterWaits<FencingToken> waits = new RequesterWaits<>();
   /** The same for acquireAll's waits, each for several mutexes. */
@@ -115,7 +114,6 @@ public final class MutexVerticle extends LayerVerticle {
       multiWaits.pingRequesters(vertx, pingTimeout);
     });
     events = new MutexEventPublisher(vertx, addressPrefix, mutexes, maxWatched, watchLease, workers, metrics);
-    watchSweepTimer = vertx.setPeriodic(Math.max(100, watchLease.toMillis() / 4), id -> events.sweep());
     return listenForHandOffs(mutexes::recheck).compose(v -> super.start());
   }
 
@@ -431,7 +429,6 @@ public final class MutexVerticle extends LayerVerticle {
   public Future<?> stop() {
     stopping = true;
     vertx.cancelTimer(livenessTimer);
-    vertx.cancelTimer(watchSweepTimer);
     return Future.join(waits.endAll(MutexVerticle::closing), multiWaits.endAll(MutexVerticle::closing))
         .transform(x -> releaseHeld());
   }
