@@ -79,20 +79,27 @@ final class LeasedWatches<S extends LeasedWatches.Subscription> {
     }
     long expiry = System.currentTimeMillis() + lease.toMillis();
     return workers.callAndStay(() -> {
-      Watch<S> w = watched.computeIfAbsent(name, this::start);
+      Watch<S> w = watched.get(name);
+      if (w == null) {
+        w = watched.computeIfAbsent(name, n -> new Watch<>(subscribe.apply(n)));
+        forgetIfFailed(name, w); // twice when two watches raced to start it: harmless
+      }
       w.watchers.put(watcher, expiry);
       return reply.apply(w.subscription);
     });
   }
 
-  private Watch<S> start(String name) {
-    Watch<S> fresh = new Watch<>(subscribe.apply(name));
-    fresh.subscription.opened().whenComplete((s, e) -> {
+  /**
+   * Forgets {@code name} when its subscription fails, so that a later watch subscribes again. Outside the map's
+   * {@code computeIfAbsent}: a subscription failed at once would remove the name inside its own computation, which
+   * the map refuses ("Recursive update"), leaving the failed subscription in place until its watchers' lease ran out.
+   */
+  private void forgetIfFailed(String name, Watch<S> w) {
+    w.subscription.opened().whenComplete((s, e) -> {
       if (e != null) {
-        watched.remove(name, fresh);
+        watched.remove(name, w);
       }
     });
-    return fresh;
   }
 
   /** Whether {@code watcher} watched {@code name}; the last watcher ends the watch. */
