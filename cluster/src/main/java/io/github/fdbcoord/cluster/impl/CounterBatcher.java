@@ -300,10 +300,9 @@ final class CounterBatcher {
   }
 
   /**
-   * Called before the batch's own ADD and log entry are written: on FoundationDB 7.3.68 a clear
-   * issued after them, over a range holding the entry's placeholder key (all-zero versionstamp), as
-   * the log's start does, left the committed transaction without its entry (the embedded engine
-   * keeps it; docs/benchmarks/real-foundationdb.md, "Coalesced counters").
+   * Called before the batch's own ADD and log entry are written: a range cleared after a versionstamped key removes
+   * it when the range covers the key as stamped (FoundationDB applies a transaction's mutations in order; the
+   * embedded engine too, docs/embedded-conformance.md), so a trim issued after the entry could take it.
    *
    * <p>Now and then (a batch in {@link #TRIM_ONE_IN}, so that no counter keeps state for it) clears the
    * log entries older than {@link #logRetentionVersions}: far more than a batch takes from its commit

@@ -88,6 +88,7 @@ final class CommitAttempt {
       req.writes = tx.writes.points;
       req.clearedRanges = tx.writes.cleared;
       req.stampedKeys = tx.writes.stampedKeys;
+      req.clearsAfterStamps = tx.writes.clearsAfterStamps;
       req.readConflicts = tx.conflicts.reads();
       req.writeConflicts = tx.conflicts.writes();
       req.watches = tx.watches.handOver();

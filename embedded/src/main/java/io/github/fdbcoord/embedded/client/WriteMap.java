@@ -1,5 +1,6 @@
 package io.github.fdbcoord.embedded.client;
 
+import io.github.fdbcoord.embedded.engine.CommitRequest;
 import io.github.fdbcoord.embedded.engine.PendingWrite;
 import io.github.fdbcoord.embedded.engine.StampedOperands;
 import io.github.fdbcoord.embedded.bytes.Bytes;
@@ -26,8 +27,10 @@ final class WriteMap {
   TreeMap<byte[], byte[]> cleared;
   /** Where versionstamped keys may land, begin to end, or null. */
   private TreeMap<byte[], byte[]> unreadable;
-  /** SET_VERSIONSTAMPED_KEY operands with their values, or null. */
-  List<byte[][]> stampedKeys;
+  /** SET_VERSIONSTAMPED_KEY operands with their values, in order, or null. */
+  List<CommitRequest.StampedKey> stampedKeys;
+  /** The ranges cleared since the first versionstamped key, flattened pairs in order, or null (see {@link CommitRequest}). */
+  List<byte[]> clearsAfterStamps;
 
   /** Whether nothing has been written (a transaction that commits nothing has no writes to send). */
   boolean isEmpty() {
@@ -93,6 +96,14 @@ final class WriteMap {
       cleared = new TreeMap<>(Bytes.ORDER);
     }
     mergeRange(cleared, begin, end);
+    if (stampedKeys != null) {
+      // The stamped keys made before this clear are known only at commit: the clear is applied to them then.
+      if (clearsAfterStamps == null) {
+        clearsAfterStamps = new ArrayList<>();
+      }
+      clearsAfterStamps.add(begin);
+      clearsAfterStamps.add(end);
+    }
   }
 
   /** Records a versionstamped key, which will land somewhere in [low, high): unreadable until commit. */
@@ -100,7 +111,7 @@ final class WriteMap {
     if (stampedKeys == null) {
       stampedKeys = new ArrayList<>();
     }
-    stampedKeys.add(new byte[][] {template, value});
+    stampedKeys.add(new CommitRequest.StampedKey(template, value, clearsAfterStamps == null ? 0 : clearsAfterStamps.size() / 2));
     if (unreadable == null) {
       unreadable = new TreeMap<>(Bytes.ORDER);
     }
@@ -113,6 +124,7 @@ final class WriteMap {
     cleared = null;
     unreadable = null;
     stampedKeys = null;
+    clearsAfterStamps = null;
   }
 
   private TreeMap<byte[], PendingWrite> pointMap() {

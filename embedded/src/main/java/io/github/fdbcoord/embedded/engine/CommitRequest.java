@@ -15,8 +15,20 @@ public final class CommitRequest {
   public TreeMap<byte[], byte[]> clearedRanges;
   /** Point writes by key; null when none. */
   public TreeMap<byte[], PendingWrite> writes;
-  /** SET_VERSIONSTAMPED_KEY operands with their values: key template (offset suffix included), value. */
-  public List<byte[][]> stampedKeys;
+  /** SET_VERSIONSTAMPED_KEY operands with their values, in the order they were made; null when none. */
+  public List<StampedKey> stampedKeys;
+  /**
+   * The ranges cleared after the first versionstamped key, flattened [begin, end) pairs in the order they were
+   * cleared; null when none. FoundationDB applies a transaction's mutations in order with the stamp filled in, so a
+   * range cleared after a versionstamped key removes it when the range covers the key as stamped (and only then).
+   */
+  public List<byte[]> clearsAfterStamps;
+
+  /**
+   * One SET_VERSIONSTAMPED_KEY: the key template (offset suffix included), the value, and how many pairs of
+   * {@link #clearsAfterStamps} had been cleared before it (the later ones apply to it).
+   */
+  public record StampedKey(byte[] template, byte[] value, int clearsBefore) {}
   /**
    * Whether CAUSAL_WRITE_RISKY was set: otherwise FoundationDB's client makes a commit whose reads do
    * not intersect its writes self-conflicting, so even a blind write can be too old (1007).

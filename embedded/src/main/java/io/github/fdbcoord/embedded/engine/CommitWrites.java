@@ -1,5 +1,6 @@
 package io.github.fdbcoord.embedded.engine;
 
+import io.github.fdbcoord.embedded.bytes.Bytes;
 import io.github.fdbcoord.embedded.log.LogRecordWriter;
 import io.github.fdbcoord.embedded.storage.VersionedStore;
 
@@ -19,7 +20,7 @@ final class CommitWrites {
   /**
    * Applies a resolved commit at {@code version}: its range clears, then its writes into their
    * {@code prepared} chains (atomic operations on the newest value, versionstamps filled in), then its
-   * versionstamped keys; records each change in {@code record} (null in memory) and adds the watches
+   * versionstamped keys, less those a range the transaction cleared after them covers once stamped; records each change in {@code record} (null in memory) and adds the watches
    * they fire to {@code fired}. Caller holds the commit lock.
    */
   void apply(CommitRequest req, VersionedStore.Chain[] prepared, long version, long oldest, LogRecordWriter record,
@@ -74,10 +75,26 @@ final class CommitWrites {
     }
     if (req.stampedKeys != null) {
       byte[] stamp = StampedOperands.versionstamp(version);
-      for (byte[][] kv : req.stampedKeys) {
-        set(StampedOperands.fillStamp(kv[0], stamp), kv[1], version, oldest, record, watching, fired);
+      for (CommitRequest.StampedKey k : req.stampedKeys) {
+        byte[] key = StampedOperands.fillStamp(k.template(), stamp);
+        if (!clearedLater(req.clearsAfterStamps, k.clearsBefore(), key)) {
+          set(key, k.value(), version, oldest, record, watching, fired);
+        }
       }
     }
+  }
+
+  /** Whether a range of {@code clears} (flattened pairs) from pair {@code from} on covers {@code key}. */
+  private static boolean clearedLater(List<byte[]> clears, int from, byte[] key) {
+    if (clears == null) {
+      return false;
+    }
+    for (int i = 2 * from; i < clears.size(); i += 2) {
+      if (Bytes.compare(key, clears.get(i)) >= 0 && Bytes.compare(key, clears.get(i + 1)) < 0) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private void set(byte[] key, byte[] value, long version, long oldest, LogRecordWriter record, boolean watching,
