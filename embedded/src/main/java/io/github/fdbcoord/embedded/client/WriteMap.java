@@ -96,6 +96,9 @@ final class WriteMap {
       cleared = new TreeMap<>(Bytes.ORDER);
     }
     mergeRange(cleared, begin, end);
+    // What the clear covers is known again (absent), as in FoundationDB's write map, where a clear replaces the
+    // unreadable marks of the versionstamped keys made before it.
+    subtractRange(unreadable, begin, end);
     if (stampedKeys != null) {
       // The stamped keys made before this clear are known only at commit: the clear is applied to them then.
       if (clearsAfterStamps == null) {
@@ -162,6 +165,26 @@ final class WriteMap {
     }
     ranges.subMap(begin, true, end, true).clear();
     ranges.put(begin, end);
+  }
+
+  /** Removes [begin, end) from {@code ranges} (non-overlapping, begin to end), splitting the ranges it cuts. */
+  private static void subtractRange(TreeMap<byte[], byte[]> ranges, byte[] begin, byte[] end) {
+    if (ranges == null || !overlapsRanges(ranges, begin, end)) {
+      return;
+    }
+    Map.Entry<byte[], byte[]> before = ranges.lowerEntry(begin);
+    if (before != null && Bytes.compare(before.getValue(), begin) > 0) {
+      ranges.put(before.getKey(), begin);
+      if (Bytes.compare(before.getValue(), end) > 0) {
+        ranges.put(end, before.getValue());
+        return;
+      }
+    }
+    Map.Entry<byte[], byte[]> last = ranges.lowerEntry(end);
+    if (last != null && Bytes.compare(last.getKey(), begin) >= 0 && Bytes.compare(last.getValue(), end) > 0) {
+      ranges.put(end, last.getValue());
+    }
+    ranges.subMap(begin, true, end, false).clear();
   }
 
   /**
