@@ -18,6 +18,7 @@ import io.github.fdbcoord.cluster.impl.RequestDrain;
 import io.github.fdbcoord.store.Store;
 import io.github.fdbcoord.store.StoreOptions;
 import io.vertx.core.Completable;
+import io.vertx.core.Context;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxException;
@@ -46,6 +47,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
@@ -446,7 +448,7 @@ public class FdbClusterManager implements ClusterManager {
    */
   @Override
   public void getNodeInfo(String id, Completable<NodeInfo> promise) {
-    io.vertx.core.Context caller = Vertx.currentContext();
+    Context caller = Vertx.currentContext();
     if (caller == null) {
       membership.nodeInfo(id, promise);
       return;
@@ -454,7 +456,7 @@ public class FdbClusterManager implements ClusterManager {
     membership.nodeInfo(id, (info, failure) -> {
       try {
         caller.runOnContext(v -> promise.complete(info, failure));
-      } catch (java.util.concurrent.RejectedExecutionException closed) {
+      } catch (RejectedExecutionException closed) {
         promise.complete(info, failure); // the caller's event loop has shut down: answer here rather than never
       }
     });

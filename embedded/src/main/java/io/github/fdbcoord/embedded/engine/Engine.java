@@ -87,7 +87,8 @@ public final class Engine implements TransactionEngine, AutoCloseable {
     // A durable store goes on from the wall clock (a version stays a time across restarts, as its TTL deadlines
     // need); one in memory starts near 0, as a new FoundationDB cluster's versions do, so code that subtracts a
     // retention from a version meets negative bounds in tests as it does on a fresh cluster.
-    this.baseVersion = log == null ? Math.max(recoveredVersion + 1, 1) : Math.max(recoveredVersion + 1, System.currentTimeMillis() * 1000L);
+    long base = log == null ? 1 : System.currentTimeMillis() * 1000L;
+    this.baseVersion = Math.max(recoveredVersion + 1, base);
     this.baseNanos = System.nanoTime();
     this.visibleVersion = Math.max(recoveredVersion, baseVersion);
     this.lastAssigned = visibleVersion;
